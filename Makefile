@@ -1,0 +1,30 @@
+# splitbrain: the README's commands. `make test` is what CI runs.
+GO      ?= go
+BIN     := bin/splitbrain
+RUNARGS ?= --target raft --nodes 5 --time-limit 60s --nemesis kill --resource strict
+
+.PHONY: build test vet unit run bench clean
+
+build:
+	$(GO) build -o $(BIN) ./cmd/splitbrain
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+	$(GO) vet ./...
+
+# Unit tests and the integration tests, which start real containers.
+test: vet
+	$(GO) test -race -count=1 -timeout 9m ./...
+
+# Unit tests only: no Docker needed.
+unit:
+	$(GO) test -race -count=1 -short ./...
+
+run: build
+	./$(BIN) run $(RUNARGS)
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+clean: build
+	./$(BIN) clean

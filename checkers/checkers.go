@@ -1,0 +1,112 @@
+// Package checkers judges a run's history: pure functions from recorded events to verdicts.
+//
+// Checkers only read: they never modify the slices in their Input, so Run
+// can give the same Input to all of them at once.
+package checkers
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/splitbrain/splitbrain/history"
+)
+
+// Violation is one thing a checker proved wrong, with the evidence.
+type Violation struct {
+	Kind    string   `json:"kind"`             // e.g. "duplicate-token", "overlap", "stale-token-accepted"
+	Message string   `json:"message"`          // one plain sentence a person can act on
+	Time    int64    `json:"time"`             // ns since run start, where it happened (first proof)
+	Events  []int64  `json:"events,omitempty"` // history event indices that prove it
+	Seqs    []int64  `json:"seqs,omitempty"`   // resource decision seqs that prove it
+	Nodes   []string `json:"nodes,omitempty"`
+}
+
+// Result is one checker's verdict.
+type Result struct {
+	Valid Validity `json:"valid"`
+	// Figures are named counts and durations (durations in seconds).
+	// Figures["violations"] counts every violation, also those not stored.
+	Figures map[string]float64 `json:"figures"`
+	// Violations holds the first maxStored violations, earliest first.
+	Violations []Violation `json:"violations,omitempty"`
+	// Windows holds findings worth showing that the promise allows, such as
+	// leader overlap under a fenced promise: measured risk, not violations.
+	Windows []Violation `json:"windows,omitempty"`
+	// Note says how precise the result is, or why it is unknown.
+	Note string `json:"note,omitempty"`
+}
+
+// Input is everything a checker may look at.
+type Input struct {
+	History  []history.Event    // history.jsonl, in index order
+	Resource []history.Decision // resource.jsonl: ground truth about writes
+	Promise  Promise            // what the target promises about overlap
+	// ObserveInterval is how often the leader of every node was polled: the
+	// precision of anything measured from leader observations.
+	ObserveInterval time.Duration
+}
+
+// Checker is a named check.
+type Checker struct {
+	Name  string
+	Check func(Input) Result
+}
+
+// All returns the checkers of this package, in the order reports show them.
+func All() []Checker {
+	return []Checker{
+		{Name: "election-safety", Check: ElectionSafety},
+		{Name: "leader-overlap", Check: LeaderOverlap},
+		{Name: "stale-token", Check: StaleToken},
+	}
+}
+
+// Report is the verdict over all checkers: results.json's top level.
+type Report struct {
+	Valid    Validity          `json:"valid"`
+	Checkers map[string]Result `json:"checkers"`
+}
+
+// Run runs the checkers concurrently (they only read in) and merges their
+// verdicts. A checker that panics is reported as Unknown with the panic in
+// its Note rather than taking the analysis down: the other verdicts still
+// stand. A name used twice gets " (2)", " (3)"... so no result is lost.
+func Run(in Input, cs []Checker) Report {
+	results := make([]Result, len(cs))
+	var wg sync.WaitGroup
+	for i, c := range cs {
+		wg.Go(func() { results[i] = runOne(c, in) })
+	}
+	wg.Wait()
+
+	rep := Report{Valid: Valid, Checkers: make(map[string]Result, len(cs))}
+	for i, c := range cs {
+		name := c.Name
+		for n := 2; ; n++ {
+			if _, taken := rep.Checkers[name]; !taken {
+				break
+			}
+			name = fmt.Sprintf("%s (%d)", c.Name, n)
+		}
+		rep.Checkers[name] = results[i]
+		rep.Valid = Merge(rep.Valid, results[i].Valid)
+	}
+	return rep
+}
+
+func runOne(c Checker, in Input) (r Result) {
+	defer func() {
+		if p := recover(); p != nil {
+			r = Result{Valid: Unknown, Figures: map[string]float64{}, Note: fmt.Sprintf("the checker failed: %v", p)}
+		}
+	}()
+	if c.Check == nil {
+		return Result{Valid: Unknown, Figures: map[string]float64{}, Note: "the checker has no check function"}
+	}
+	r = c.Check(in)
+	if r.Figures == nil {
+		r.Figures = map[string]float64{}
+	}
+	return r
+}

@@ -1,0 +1,327 @@
+// Command splitbrain tests leader-election implementations in Docker containers under faults and judges what it saw.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/splitbrain/splitbrain/checkers"
+	"github.com/splitbrain/splitbrain/harness"
+	"github.com/splitbrain/splitbrain/results"
+	"github.com/splitbrain/splitbrain/targets"
+	"github.com/splitbrain/splitbrain/workloads/resource"
+)
+
+// Exit codes, Jepsen's.
+const (
+	exitValid    = 0
+	exitInvalid  = 1
+	exitUnknown  = 2
+	exitBadInput = 254
+	exitFailed   = 255
+)
+
+const usage = `usage:
+  splitbrain run --target raft [--nodes 5] [--time-limit 60s] [--nemesis kill] [--nemesis-interval 10s]
+                 [--rate 100] [--concurrency 10] [--resource strict|unfenced] [--seed N] [--results DIR]
+  splitbrain analyze RUN_DIR        re-check a stored run
+  splitbrain serve [--addr 127.0.0.1:8080] [--results DIR]
+  splitbrain targets                list targets and what each promises
+  splitbrain clean                  remove every container and network a run left behind`
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+// run returns the exit code; every error becomes one line on stderr.
+func run(args []string) int {
+	if len(args) == 0 {
+		fmt.Fprintln(os.Stderr, usage)
+		return exitBadInput
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var (
+		code int
+		err  error
+	)
+	switch args[0] {
+	case "run":
+		code, err = runCmd(ctx, args[1:])
+	case "analyze":
+		code, err = analyzeCmd(args[1:])
+	case "serve":
+		code, err = serveCmd(ctx, args[1:])
+	case "targets":
+		code, err = targetsCmd(args[1:])
+	case "clean":
+		code, err = cleanCmd(ctx, args[1:])
+	case "-h", "--help", "help":
+		fmt.Println(usage)
+		return exitValid
+	default:
+		err = badInput("unknown command %q (run, analyze, serve, targets, clean)", args[0])
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "splitbrain: "+oneLine(err))
+		if harness.IsBadInput(err) {
+			return exitBadInput
+		}
+		return exitFailed
+	}
+	return code
+}
+
+func badInput(format string, args ...any) error {
+	return &harness.BadInputError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// oneLine keeps the first line of an error as the message and indents the
+// rest (a build's or a log's tail) beneath it.
+func oneLine(err error) string {
+	return strings.ReplaceAll(err.Error(), "\n", "\n    ")
+}
+
+// parse parses flags quietly: a bad flag is one line, not a usage dump.
+func parse(fs *flag.FlagSet, args []string) error {
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Println(usage)
+		}
+		return badInput("%s: %v", fs.Name(), err)
+	}
+	if fs.NArg() > 0 && fs.Name() != "analyze" {
+		return badInput("%s: unexpected argument %q", fs.Name(), fs.Arg(0))
+	}
+	return nil
+}
+
+func runCmd(ctx context.Context, args []string) (int, error) {
+	cfg := harness.DefaultConfig()
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.StringVar(&cfg.Target, "target", cfg.Target, "target name (a folder of targets/)")
+	fs.StringVar(&cfg.TargetDir, "target-dir", "", "a target's folder anywhere, instead of --target")
+	fs.IntVar(&cfg.Nodes, "nodes", cfg.Nodes, "number of nodes")
+	fs.DurationVar(&cfg.TimeLimit, "time-limit", cfg.TimeLimit, "how long faults and workload run")
+	fs.DurationVar(&cfg.QuietPeriod, "quiet-period", cfg.QuietPeriod, "workload without faults after the final heal")
+	nem := fs.String("nemesis", strings.Join(cfg.Nemesis, ","), "comma-separated faults, or none")
+	fs.DurationVar(&cfg.NemesisInterval, "nemesis-interval", cfg.NemesisInterval, "time between nemesis actions")
+	fs.Float64Var(&cfg.Rate, "rate", cfg.Rate, "operations per second across the cluster")
+	fs.IntVar(&cfg.Concurrency, "concurrency", cfg.Concurrency, "client processes")
+	fs.IntVar(&cfg.Keys, "keys", cfg.Keys, "size of the key set")
+	fs.DurationVar(&cfg.OpTimeout, "op-timeout", cfg.OpTimeout, "per operation; later it is indeterminate")
+	fs.DurationVar(&cfg.ObserveInterval, "observe-interval", cfg.ObserveInterval, "leader polling interval")
+	fs.DurationVar(&cfg.StartTimeout, "start-timeout", cfg.StartTimeout, "for every node to become healthy")
+	res := fs.String("resource", string(cfg.Resource), "strict or unfenced")
+	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the workload and the nemesis schedule")
+	fs.StringVar(&cfg.ResultsDir, "results", cfg.ResultsDir, "results folder")
+	if err := parse(fs, args); err != nil {
+		return 0, err
+	}
+	cfg.Nemesis = strings.Split(*nem, ",")
+	cfg.Resource = resource.Mode(*res)
+	if err := cfg.Validate(); err != nil {
+		return 0, err
+	}
+	root, err := repoRoot()
+	if err != nil {
+		return 0, err
+	}
+	cfg.RepoRoot, cfg.TargetsRoot = root, filepath.Join(root, "targets")
+	cfg.Command = reproduce(fs, cfg)
+
+	out, err := harness.Run(ctx, cfg)
+	if out != nil {
+		summarize(out)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return verdictCode(out.Report.Valid), nil
+}
+
+// reproduce is the command line that runs the same test again: every flag
+// the user set, plus the seed.
+func reproduce(fs *flag.FlagSet, cfg harness.Config) string {
+	parts := []string{"splitbrain", "run"}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name != "seed" {
+			parts = append(parts, fmt.Sprintf("--%s=%s", f.Name, f.Value))
+		}
+	})
+	return strings.Join(append(parts, fmt.Sprintf("--seed=%d", cfg.Seed)), " ")
+}
+
+func summarize(out *harness.Outcome) {
+	t := out.Info.Timings
+	fmt.Printf("splitbrain: %s: %s\n", out.Info.ID, strings.ToUpper(out.Report.Valid.String()))
+	names := make([]string, 0, len(out.Report.Checkers))
+	for n := range out.Report.Checkers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		r := out.Report.Checkers[n]
+		fmt.Printf("  %-16s %-8s %s\n", n, r.Valid, figures(r.Figures))
+		for i, v := range r.Violations {
+			if i == 3 {
+				fmt.Printf("    ... %d more in the report\n", len(r.Violations)-3)
+				break
+			}
+			fmt.Printf("    %s\n", v.Message)
+		}
+	}
+	fmt.Printf("  timings: images %.2fs, cluster healthy %.2fs, teardown %.2fs, check %.2fs, total %.1fs\n",
+		t.ImageBuild, t.ClusterStart, t.Teardown, t.Check, t.Total)
+	fmt.Printf("  ops/s: %.0f asked, %.1f issued, %.1f completed; ok %d, failed %d, indeterminate %d, not issued %d\n",
+		t.RequestedRate, t.AchievedRate, t.CompletedRate, t.OpsOK, t.OpsFailed, t.OpsUnknown, t.OpsNotIssued)
+	if out.Info.Interrupted {
+		fmt.Println("  interrupted: the verdict covers the history recorded until the stop")
+	}
+	fmt.Printf("  report: %s\n", filepath.Join(out.Dir, results.ReportFile))
+}
+
+func figures(f map[string]float64) string {
+	keys := make([]string, 0, len(f))
+	for k := range f {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s=%g", k, f[k]))
+	}
+	return strings.Join(parts, " ")
+}
+
+func verdictCode(v checkers.Validity) int {
+	switch v {
+	case checkers.Valid:
+		return exitValid
+	case checkers.Invalid:
+		return exitInvalid
+	}
+	return exitUnknown
+}
+
+func analyzeCmd(args []string) (int, error) {
+	fs := flag.NewFlagSet("analyze", flag.ContinueOnError)
+	if err := parse(fs, args); err != nil {
+		return 0, err
+	}
+	if fs.NArg() != 1 {
+		return 0, badInput("analyze: give one run folder, e.g. results/latest")
+	}
+	dir := fs.Arg(0)
+	var info results.Info
+	if err := results.ReadJSON(filepath.Join(dir, results.RunFile), &info); err != nil {
+		return 0, badInput("analyze: %s is not a run folder: %v", dir, err)
+	}
+	promise, err := checkers.ParsePromise(info.Promise)
+	if err != nil {
+		return 0, badInput("analyze: run.json: %v", err)
+	}
+	interval := harness.DefaultConfig().ObserveInterval
+	if cfg, ok := info.Config.(map[string]any); ok {
+		if v, ok := cfg["observe_interval"].(float64); ok {
+			interval = time.Duration(v)
+		}
+	}
+	report, err := harness.Analyze(dir, promise, interval)
+	if err != nil {
+		return 0, err
+	}
+	if err := results.WriteReport(dir, info, report); err != nil {
+		return 0, err
+	}
+	summarize(&harness.Outcome{Dir: dir, Info: info, Report: report})
+	return verdictCode(report.Valid), nil
+}
+
+func serveCmd(ctx context.Context, args []string) (int, error) {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	addr := fs.String("addr", "127.0.0.1:8080", "listen address (loopback by default)")
+	dir := fs.String("results", "results", "results folder")
+	if err := parse(fs, args); err != nil {
+		return 0, err
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return 0, badInput("serve: %v", err)
+	}
+	fmt.Printf("splitbrain: serving %s on http://%s/\n", *dir, ln.Addr())
+	srv := &http.Server{Handler: http.FileServer(http.Dir(*dir))}
+	go func() { <-ctx.Done(); srv.Close() }()
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return 0, err
+	}
+	return exitValid, nil
+}
+
+func targetsCmd(args []string) (int, error) {
+	fs := flag.NewFlagSet("targets", flag.ContinueOnError)
+	if err := parse(fs, args); err != nil {
+		return 0, err
+	}
+	root, err := repoRoot()
+	if err != nil {
+		return 0, err
+	}
+	all, err := targets.List(filepath.Join(root, "targets"))
+	if err != nil {
+		return 0, err
+	}
+	for _, m := range all {
+		fmt.Printf("%-22s %-22s %s\n", m.Name, m.Promise, m.Description)
+	}
+	return exitValid, nil
+}
+
+func cleanCmd(ctx context.Context, args []string) (int, error) {
+	fs := flag.NewFlagSet("clean", flag.ContinueOnError)
+	if err := parse(fs, args); err != nil {
+		return 0, err
+	}
+	d, err := harness.ConnectDocker(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer d.Close()
+	n, err := d.Remove(ctx, harness.LabelManaged+"=true")
+	fmt.Printf("splitbrain: removed %d containers and %d networks\n", n.Containers, n.Networks)
+	if err != nil {
+		return 0, err
+	}
+	return exitValid, nil
+}
+
+// repoRoot is splitbrain's source folder, found upwards from the working
+// directory: runs build their images from it.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		b, err := os.ReadFile(filepath.Join(d, "go.mod"))
+		if err == nil && strings.Contains(string(b), "module github.com/splitbrain/splitbrain\n") {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", badInput("run splitbrain inside its source folder (no splitbrain go.mod above %s)", dir)
+		}
+	}
+}

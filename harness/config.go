@@ -1,0 +1,122 @@
+// Package harness runs one test end to end: config, images, containers, workload, nemesis, history, verdict and teardown.
+package harness
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/splitbrain/splitbrain/workloads/resource"
+)
+
+// Config of one run. Start from DefaultConfig; Validate says what is wrong.
+type Config struct {
+	Target    string `json:"target"`               // a folder name under TargetsRoot
+	TargetDir string `json:"target_dir,omitempty"` // or a target's folder anywhere
+	// RepoRoot is splitbrain's source folder, where the resource server is
+	// built from; TargetsRoot is where named targets live (its targets/).
+	RepoRoot    string `json:"-"`
+	TargetsRoot string `json:"-"`
+
+	Nodes           int           `json:"nodes"`
+	TimeLimit       time.Duration `json:"time_limit"`
+	QuietPeriod     time.Duration `json:"quiet_period"` // after the final heal, workload only
+	Nemesis         []string      `json:"nemesis"`
+	NemesisInterval time.Duration `json:"nemesis_interval"`
+	Rate            float64       `json:"rate"`
+	Concurrency     int           `json:"concurrency"`
+	Keys            int           `json:"keys"`
+	ReadShare       float64       `json:"read_share"`
+	OpTimeout       time.Duration `json:"op_timeout"`
+	ObserveInterval time.Duration `json:"observe_interval"`
+	StartTimeout    time.Duration `json:"start_timeout"` // for every node to become healthy
+	Resource        resource.Mode `json:"resource"`
+	Seed            uint64        `json:"seed"`
+	ResultsDir      string        `json:"-"`
+
+	// Progress receives the live progress line; nil for none.
+	Progress io.Writer `json:"-"`
+	// Command is the command line that reproduces the run, for run.json.
+	Command string `json:"-"`
+}
+
+// DefaultConfig is a 5-node Raft run of 60 s at 100 ops/s with the kill
+// nemesis, against the strict resource.
+func DefaultConfig() Config {
+	return Config{
+		Target:          "raft",
+		RepoRoot:        ".",
+		TargetsRoot:     "targets",
+		Nodes:           5,
+		TimeLimit:       60 * time.Second,
+		QuietPeriod:     10 * time.Second,
+		Nemesis:         []string{"kill"},
+		NemesisInterval: 10 * time.Second,
+		Rate:            100,
+		Concurrency:     10,
+		Keys:            5,
+		ReadShare:       0.25,
+		OpTimeout:       time.Second,
+		ObserveInterval: 50 * time.Millisecond,
+		StartTimeout:    30 * time.Second,
+		Resource:        resource.Strict,
+		Seed:            uint64(time.Now().UnixNano()),
+		ResultsDir:      "results",
+		Progress:        os.Stderr,
+	}
+}
+
+// BadInputError is a configuration the user must fix; the CLI exits 254.
+type BadInputError struct{ Msg string }
+
+func (e *BadInputError) Error() string { return e.Msg }
+
+func badInput(format string, args ...any) error {
+	return &BadInputError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// IsBadInput reports whether err is the user's to fix.
+func IsBadInput(err error) bool {
+	var b *BadInputError
+	return errors.As(err, &b)
+}
+
+// Validate checks every field and names the first that is wrong.
+func (c Config) Validate() error {
+	switch {
+	case c.Target == "" && c.TargetDir == "":
+		return badInput("no target: give --target NAME or --target-dir PATH")
+	case c.Nodes < 1:
+		return badInput("--nodes must be at least 1, not %d", c.Nodes)
+	case c.Nodes > 99:
+		return badInput("--nodes must be at most 99, not %d", c.Nodes)
+	case c.TimeLimit <= 0:
+		return badInput("--time-limit must be positive, not %s", c.TimeLimit)
+	case c.QuietPeriod < 0:
+		return badInput("--quiet-period must not be negative, not %s", c.QuietPeriod)
+	case c.NemesisInterval <= 0:
+		return badInput("--nemesis-interval must be positive, not %s", c.NemesisInterval)
+	case c.Rate <= 0:
+		return badInput("--rate must be positive, not %g", c.Rate)
+	case c.Concurrency < 1:
+		return badInput("--concurrency must be at least 1, not %d", c.Concurrency)
+	case c.Keys < 1:
+		return badInput("--keys must be at least 1, not %d", c.Keys)
+	case c.ReadShare < 0 || c.ReadShare > 1:
+		return badInput("the read share must be between 0 and 1, not %g", c.ReadShare)
+	case c.OpTimeout <= 0:
+		return badInput("--op-timeout must be positive, not %s", c.OpTimeout)
+	case c.ObserveInterval < time.Millisecond:
+		return badInput("--observe-interval must be at least 1ms, not %s", c.ObserveInterval)
+	case c.StartTimeout <= 0:
+		return badInput("--start-timeout must be positive, not %s", c.StartTimeout)
+	case c.ResultsDir == "":
+		return badInput("--results must name a folder")
+	}
+	if _, ok := resource.ParseMode(string(c.Resource)); !ok {
+		return badInput("--resource must be strict or unfenced, not %q", c.Resource)
+	}
+	return nil
+}

@@ -1,0 +1,419 @@
+package harness
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/splitbrain/splitbrain/checkers"
+	"github.com/splitbrain/splitbrain/history"
+	"github.com/splitbrain/splitbrain/nemesis"
+	"github.com/splitbrain/splitbrain/results"
+	"github.com/splitbrain/splitbrain/targets"
+	"github.com/splitbrain/splitbrain/workloads"
+)
+
+// Ports inside the containers.
+const resourcePort = 7000
+
+// resourceMain is the resource server's main package, relative to the
+// repository root.
+const resourceMain = "./workloads/resource/cmd/resource"
+
+// Outcome is what a finished run leaves: its folder, run.json and verdict.
+type Outcome struct {
+	Dir    string
+	Info   results.Info
+	Report checkers.Report
+}
+
+// run carries one run's state from phase to phase.
+type run struct {
+	cfg      Config
+	manifest targets.Manifest
+	promise  checkers.Promise
+	faults   []nemesis.Fault
+	docker   *Docker
+	dir      string
+	info     results.Info
+	cluster  *cluster
+}
+
+// Run performs one test: build, start, drive and break the cluster, tear it
+// down, check the history. Whatever happens, every container and network of
+// the run is removed before Run returns. A run folder is left behind from
+// the moment the cluster starts, even when the run fails.
+func Run(ctx context.Context, cfg Config) (*Outcome, error) {
+	r, err := prepare(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if r.docker, err = ConnectDocker(ctx); err != nil {
+		return nil, err
+	}
+	defer r.docker.Close()
+
+	began := time.Now()
+	store := results.Store{Root: cfg.ResultsDir}
+	if r.dir, err = store.Create(r.info.ID); err != nil {
+		return nil, err
+	}
+	r.info.Started = began.UTC()
+	r.info.Versions.Engine = r.docker.EngineVersion(ctx)
+
+	runErr := r.execute(ctx)
+	if errors.Is(runErr, context.Canceled) {
+		r.info.Interrupted, runErr = true, nil
+	}
+	if runErr != nil {
+		r.info.Error = runErr.Error()
+	}
+	var report checkers.Report
+	if runErr == nil {
+		checkStart := time.Now()
+		report, err = Analyze(r.dir, r.promise, cfg.ObserveInterval)
+		r.info.Timings.Check = time.Since(checkStart).Seconds()
+		if err != nil {
+			runErr = err
+			r.info.Error = err.Error()
+		}
+	}
+	r.info.Timings.Total = time.Since(began).Seconds()
+	if err := results.WriteJSON(filepath.Join(r.dir, results.RunFile), r.info); err != nil && runErr == nil {
+		runErr = err
+	}
+	if runErr == nil {
+		if err := results.WriteReport(r.dir, r.info, report); err != nil {
+			runErr = err
+		}
+	}
+	if err := store.SetLatest(r.info.ID); err != nil && runErr == nil {
+		runErr = err
+	}
+	if err := results.WriteIndex(store); err != nil && runErr == nil {
+		runErr = err
+	}
+	return &Outcome{Dir: r.dir, Info: r.info, Report: report}, runErr
+}
+
+// prepare checks everything the user gave before anything is started.
+func prepare(cfg Config) (*run, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	var (
+		m   targets.Manifest
+		err error
+	)
+	if cfg.TargetDir != "" {
+		m, err = targets.Load(cfg.TargetDir)
+	} else {
+		m, err = targets.Find(cfg.TargetsRoot, cfg.Target)
+	}
+	if err != nil {
+		return nil, badInput("%v", err)
+	}
+	promise, err := checkers.ParsePromise(m.Promise)
+	if err != nil {
+		return nil, badInput("target %s: %v", m.Name, err)
+	}
+	faults, err := nemesis.Parse(cfg.Nemesis)
+	if err != nil {
+		return nil, badInput("%v", err)
+	}
+	if cfg.ResultsDir, err = filepath.Abs(cfg.ResultsDir); err != nil {
+		return nil, badInput("--results: %v", err)
+	}
+	cfg.Target = m.Name
+	return &run{
+		cfg: cfg, manifest: m, promise: promise, faults: faults,
+		info: results.Info{
+			ID:      newRunID(m.Name),
+			Command: cfg.Command,
+			Target:  m.Name,
+			Promise: promise.String(),
+			Config:  cfg,
+			Seed:    cfg.Seed,
+			Versions: results.Versions{
+				Splitbrain: version(),
+				Go:         runtime.Version(),
+			},
+		},
+	}, nil
+}
+
+// execute is the part of a run that holds containers; teardown always runs.
+func (r *run) execute(ctx context.Context) (err error) {
+	defer func() {
+		// Teardown must not be cut short by the Ctrl-C that may have
+		// brought us here.
+		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 60*time.Second)
+		defer cancel()
+		if terr := r.teardown(tctx); terr != nil && err == nil {
+			err = terr
+		}
+	}()
+	if err := r.buildImages(ctx); err != nil {
+		return err
+	}
+	if err := r.startCluster(ctx); err != nil {
+		return err
+	}
+	return r.drive(ctx)
+}
+
+func (r *run) imageTags() (node, res string) {
+	return "splitbrain/" + r.manifest.Name + ":latest", "splitbrain/resource:latest"
+}
+
+func (r *run) buildImages(ctx context.Context) error {
+	start := time.Now()
+	node, res := r.imageTags()
+	var (
+		wg   sync.WaitGroup
+		errs [2]error
+	)
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		errs[0] = r.docker.BuildGoImage(ctx, node, r.manifest.Dir, r.manifest.Build.Go)
+	}()
+	go func() {
+		defer wg.Done()
+		errs[1] = r.docker.BuildGoImage(ctx, res, r.cfg.RepoRoot, resourceMain)
+	}()
+	wg.Wait()
+	r.info.Timings.ImageBuild = time.Since(start).Seconds()
+	return errors.Join(errs[:]...)
+}
+
+// startCluster starts the resource and every node on a fresh internal
+// network and waits until every node answers /health.
+func (r *run) startCluster(ctx context.Context) error {
+	start := time.Now()
+	nodeImage, resImage := r.imageTags()
+	netName, err := r.docker.NewNetwork(ctx, r.info.ID)
+	if err != nil {
+		return err
+	}
+	c := &cluster{
+		docker: r.docker, network: netName, port: r.manifest.Port,
+		ids: map[string]string{}, urls: map[string]string{},
+	}
+	r.cluster = c
+	for i := 1; i <= r.cfg.Nodes; i++ {
+		c.nodes = append(c.nodes, fmt.Sprintf("n%d", i))
+	}
+
+	res, err := r.docker.Start(ctx, ContainerSpec{
+		RunID: r.info.ID, Name: "resource", Image: resImage, Network: netName,
+		Env: map[string]string{
+			"SPLITBRAIN_RESOURCE_MODE": string(r.cfg.Resource),
+			"SPLITBRAIN_RESOURCE_ADDR": fmt.Sprintf(":%d", resourcePort),
+			"SPLITBRAIN_RESOURCE_LOG":  "/out/" + results.ResourceFile,
+		},
+		// The decision log is written straight into the run's folder, so
+		// it survives a controller that dies.
+		Binds: []string{r.dir + ":/out"},
+	})
+	if err != nil {
+		return err
+	}
+	ip, err := r.docker.IP(ctx, res.ID, netName)
+	if err != nil {
+		return err
+	}
+	c.resourceURL = fmt.Sprintf("http://%s:%d", ip, resourcePort)
+	c.ids["resource"] = res.ID
+
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	for _, node := range c.nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctr, err := r.docker.Start(ctx, ContainerSpec{
+				RunID: r.info.ID, Name: node, Image: nodeImage, Network: netName, Env: r.nodeEnv(node),
+			})
+			mu.Lock()
+			if ctr.ID != "" {
+				c.ids[node] = ctr.ID
+			}
+			mu.Unlock()
+			if err == nil {
+				err = c.learnAddress(ctx, node)
+			}
+			if err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if sick, err := c.waitHealthy(ctx, r.cfg.StartTimeout); err != nil {
+		if len(sick) > 0 && !errors.Is(err, context.Canceled) {
+			logs, _ := r.docker.Logs(context.WithoutCancel(ctx), c.ids[sick[0]])
+			return fmt.Errorf("%v; last lines of %s's log:\n%s", err, sick[0], tail(logs, 10))
+		}
+		return err
+	}
+	r.info.Timings.ClusterStart = time.Since(start).Seconds()
+	return nil
+}
+
+// nodeEnv is the environment of the node contract (DESIGN.md, Node API)
+// plus the target's own.
+func (r *run) nodeEnv(node string) map[string]string {
+	var peers []string
+	for _, p := range r.cluster.nodes {
+		if p != node {
+			peers = append(peers, fmt.Sprintf("%s:%d", p, r.manifest.Port))
+		}
+	}
+	env := map[string]string{
+		"SPLITBRAIN_NODE":       node,
+		"SPLITBRAIN_PEERS":      strings.Join(peers, ","),
+		"SPLITBRAIN_RESOURCE":   fmt.Sprintf("http://resource:%d", resourcePort),
+		"SPLITBRAIN_CLOCK_FILE": "/splitbrain-clock.json",
+		"SPLITBRAIN_ADDR":       fmt.Sprintf(":%d", r.manifest.Port),
+	}
+	for k, v := range r.manifest.Env {
+		env[k] = v
+	}
+	return env
+}
+
+// drive runs the workload, the observer and the nemesis for the time limit,
+// heals every fault, lets the workload run on for the quiet period, and
+// stops. Ctrl-C ends it early; the history so far is kept.
+func (r *run) drive(ctx context.Context) error {
+	rec, err := history.NewRecorder(filepath.Join(r.dir, results.HistoryFile), time.Now())
+	if err != nil {
+		return err
+	}
+	defer rec.Close()
+	start := time.Now()
+
+	obs := workloads.NewObserver(r.cluster, rec, r.cfg.ObserveInterval)
+	r.cluster.leader = func() string {
+		n, _ := obs.Leader(4 * r.cfg.ObserveInterval)
+		return n
+	}
+	writer := workloads.NewWriter(workloads.Config{
+		Rate: r.cfg.Rate, Concurrency: r.cfg.Concurrency, Keys: r.cfg.Keys,
+		ReadShare: r.cfg.ReadShare, Timeout: r.cfg.OpTimeout, Seed: r.cfg.Seed,
+	}, r.cluster, rec)
+	nem := nemesis.New(r.faults, r.cfg.NemesisInterval, r.cfg.Seed, r.cluster, rec)
+
+	workCtx, stopWork := context.WithCancel(ctx)
+	nemCtx, stopNemesis := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for _, f := range []func(context.Context){obs.Run, writer.Run} {
+		wg.Add(1)
+		go func() { defer wg.Done(); f(workCtx) }()
+	}
+	nemDone := make(chan struct{})
+	go func() { defer close(nemDone); nem.Run(nemCtx) }()
+	progress := startProgress(r.cfg, start, writer, obs)
+
+	select {
+	case <-ctx.Done():
+	case <-time.After(r.cfg.TimeLimit):
+	}
+	stopNemesis()
+	<-nemDone // every fault healed
+	if ctx.Err() == nil && r.cfg.QuietPeriod > 0 {
+		select {
+		case <-ctx.Done():
+		case <-time.After(r.cfg.QuietPeriod):
+		}
+	}
+	stopWork()
+	wg.Wait()
+	progress.stop()
+
+	elapsed := time.Since(start).Seconds()
+	t := &r.info.Timings
+	t.Workload = elapsed
+	t.RequestedRate = r.cfg.Rate
+	t.AchievedRate = float64(writer.Stats.Issued.Load()) / elapsed
+	t.CompletedRate = float64(writer.Stats.OK.Load()+writer.Stats.Fail.Load()) / elapsed
+	t.OpsOK, t.OpsFailed, t.OpsUnknown = writer.Stats.OK.Load(), writer.Stats.Fail.Load(), writer.Stats.Info.Load()
+	t.OpsNotIssued = writer.Stats.Asked.Load() - writer.Stats.Issued.Load()
+	t.Events = rec.Count()
+	if err := rec.Close(); err != nil {
+		return fmt.Errorf("history: %v", err)
+	}
+	return ctx.Err()
+}
+
+// teardown saves every container's log, then removes everything labelled
+// with the run's id, whether or not this process still knows about it.
+func (r *run) teardown(ctx context.Context) error {
+	start := time.Now()
+	var errs []error
+	if r.cluster != nil {
+		for name, id := range r.cluster.ids {
+			if logs, err := r.docker.Logs(ctx, id); err == nil {
+				errs = append(errs, os.WriteFile(filepath.Join(r.dir, results.LogsDir, name+".log"), logs, 0o644))
+			}
+		}
+	}
+	if _, err := r.docker.Remove(ctx, LabelRun+"="+r.info.ID); err != nil {
+		errs = append(errs, fmt.Errorf("teardown: %v (run `splitbrain clean`)", err))
+	}
+	r.info.Timings.Teardown = time.Since(start).Seconds()
+	return errors.Join(errs...)
+}
+
+// Analyze runs every checker over a run folder's history and resource log
+// and writes results.json. It reads only the files, so it judges a run
+// from a killed controller, or another machine, the same way.
+func Analyze(dir string, promise checkers.Promise, observeInterval time.Duration) (checkers.Report, error) {
+	events, err := history.ReadFile(filepath.Join(dir, results.HistoryFile), history.ReadEvents)
+	if err != nil {
+		return checkers.Report{}, err
+	}
+	decisions, err := history.ReadFile(filepath.Join(dir, results.ResourceFile), history.ReadDecisions)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return checkers.Report{}, err
+	}
+	report := checkers.Run(checkers.Input{
+		History: events, Resource: decisions, Promise: promise, ObserveInterval: observeInterval,
+	}, checkers.All())
+	return report, results.WriteJSON(filepath.Join(dir, results.ResultsFile), report)
+}
+
+func newRunID(target string) string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return time.Now().UTC().Format("20060102T150405") + "-" + target + "-" + hex.EncodeToString(b[:])
+}
+
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				return s.Value
+			}
+		}
+		return bi.Main.Version
+	}
+	return "unknown"
+}

@@ -1,0 +1,135 @@
+// Package results keeps runs on disk (results/<run-id>/, results/latest, results/index.html) and renders their reports.
+package results
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+)
+
+// Files of a run's folder.
+const (
+	RunFile      = "run.json"
+	HistoryFile  = "history.jsonl"
+	ResourceFile = "resource.jsonl"
+	ResultsFile  = "results.json"
+	ReportFile   = "report.html"
+	LogsDir      = "logs"
+	LatestLink   = "latest"
+	IndexFile    = "index.html"
+)
+
+// Info is run.json: what was run, how, and how long each phase took.
+type Info struct {
+	ID          string    `json:"id"`
+	Command     string    `json:"command"` // reproduces the run
+	Target      string    `json:"target"`
+	Promise     string    `json:"promise"`
+	Config      any       `json:"config"`
+	Seed        uint64    `json:"seed"`
+	Started     time.Time `json:"started"`
+	Versions    Versions  `json:"versions"`
+	Timings     Timings   `json:"timings"`
+	Interrupted bool      `json:"interrupted,omitempty"`
+	Error       string    `json:"error,omitempty"` // why the harness failed, if it did
+}
+
+// Versions of what took part.
+type Versions struct {
+	Splitbrain string `json:"splitbrain"`
+	Go         string `json:"go"`
+	Engine     string `json:"docker_engine"`
+}
+
+// Timings are the run's measured figures, durations in seconds.
+type Timings struct {
+	ImageBuild     float64 `json:"image_build_s"`
+	ClusterStart   float64 `json:"cluster_start_s"` // until every node is healthy
+	Workload       float64 `json:"workload_s"`
+	Teardown       float64 `json:"teardown_s"`
+	Check          float64 `json:"check_s"`
+	Total          float64 `json:"total_s"`
+	RequestedRate  float64 `json:"requested_ops_per_s"`
+	AchievedRate   float64 `json:"achieved_ops_per_s"` // operations actually issued per second
+	CompletedRate  float64 `json:"completed_ops_per_s"`
+	Events         int64   `json:"events"`
+	OpsOK          int64   `json:"ops_ok"`
+	OpsFailed      int64   `json:"ops_failed"`
+	OpsUnknown     int64   `json:"ops_indeterminate"`
+	OpsNotIssued   int64   `json:"ops_not_issued"` // asked by the rate while every process was busy
+	ObservedLeader int64   `json:"leader_observations"`
+}
+
+// Store is a results folder.
+type Store struct{ Root string }
+
+// Create makes the folder of a new run.
+func (s Store) Create(id string) (string, error) {
+	dir := filepath.Join(s.Root, id)
+	if err := os.MkdirAll(filepath.Join(dir, LogsDir), 0o755); err != nil {
+		return "", fmt.Errorf("results: %v", err)
+	}
+	return dir, nil
+}
+
+// SetLatest points results/latest at the run id.
+func (s Store) SetLatest(id string) error {
+	link := filepath.Join(s.Root, LatestLink)
+	tmp := link + ".tmp"
+	os.Remove(tmp)
+	if err := os.Symlink(id, tmp); err != nil {
+		return err
+	}
+	return os.Rename(tmp, link) // atomic: latest is never missing
+}
+
+// WriteJSON writes v to path, indented, through a temporary file so a
+// reader never sees half of it.
+func WriteJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// ReadJSON reads path into v.
+func ReadJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
+}
+
+// Runs lists the runs in the store, newest first. Folders without a
+// readable run.json are skipped.
+func (s Store) Runs() ([]Info, error) {
+	entries, err := os.ReadDir(s.Root)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Info
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		var info Info
+		if ReadJSON(filepath.Join(s.Root, e.Name(), RunFile), &info) == nil {
+			out = append(out, info)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Started.After(out[j].Started) })
+	return out, nil
+}

@@ -1,0 +1,728 @@
+package raft
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// network is a deterministic in-memory cluster: it ticks the nodes in a fixed
+// order and delivers messages FIFO, optionally losing or delaying them. After
+// every Tick and Step it checks election safety and that every node's term and
+// vote are the persisted ones, and that no node ever voted twice in a term.
+type network struct {
+	t      *testing.T
+	ids    []string
+	cfgs   map[string]Config
+	nodes  map[string]*Node
+	stores map[string]*MemoryStorage
+	down   map[string]bool      // crashed: neither ticked nor reachable
+	cut    map[[2]string]bool   // directed links that lose everything
+	queue  []Message            // to deliver now
+	held   []Message            // delayed to the next tick
+	rng    *rand.Rand           // for loss and delay; nil means a perfect network
+	loss   float64              // probability a message is lost
+	delay  float64              // probability a message waits for the next tick
+	leader map[uint64]string    // every leader ever seen, by term
+	voted  map[string]HardState // per node, the last persisted vote (across restarts)
+	boots  uint64               // restarts, to give restarted nodes fresh randomness
+	seed   uint64
+}
+
+func newNetwork(t *testing.T, size int, seed uint64, mod func(*Config)) *network {
+	t.Helper()
+	nw := &network{
+		t: t, cfgs: map[string]Config{}, nodes: map[string]*Node{},
+		stores: map[string]*MemoryStorage{}, down: map[string]bool{},
+		cut: map[[2]string]bool{}, leader: map[uint64]string{},
+		voted: map[string]HardState{}, seed: seed,
+	}
+	for i := range size {
+		nw.ids = append(nw.ids, string(rune('a'+i)))
+	}
+	for i, id := range nw.ids {
+		peers := slices.Delete(slices.Clone(nw.ids), i, i+1)
+		nw.stores[id] = &MemoryStorage{}
+		c := Config{ID: id, Peers: peers, Storage: nw.stores[id]}
+		if mod != nil {
+			mod(&c)
+		}
+		nw.cfgs[id] = c
+		nw.start(id)
+	}
+	return nw
+}
+
+// start creates (or re-creates, as after a crash) node id from its storage.
+func (nw *network) start(id string) {
+	nw.t.Helper()
+	c := nw.cfgs[id]
+	nw.boots++
+	c.Rand = rand.New(rand.NewPCG(nw.seed, nw.boots))
+	n, err := New(c)
+	if err != nil {
+		nw.t.Fatalf("New(%s): %v", id, err)
+	}
+	nw.nodes[id] = n
+	delete(nw.down, id)
+}
+
+func (nw *network) crash(id string) { nw.down[id] = true }
+
+// isolate cuts every link to and from id.
+func (nw *network) isolate(id string) {
+	for _, o := range nw.ids {
+		if o != id {
+			nw.cut[[2]string{id, o}] = true
+			nw.cut[[2]string{o, id}] = true
+		}
+	}
+}
+
+// partition splits the cluster into the given group and the rest.
+func (nw *network) partition(group []string) {
+	for _, a := range nw.ids {
+		for _, b := range nw.ids {
+			if slices.Contains(group, a) != slices.Contains(group, b) {
+				nw.cut[[2]string{a, b}] = true
+			}
+		}
+	}
+}
+
+func (nw *network) heal() { clear(nw.cut) }
+
+func (nw *network) node(id string) *Node { return nw.nodes[id] }
+
+// tick ticks every live node once, then delivers until the network is quiet.
+func (nw *network) tick() {
+	nw.t.Helper()
+	nw.queue = append(nw.queue, nw.held...)
+	nw.held = nil
+	if nw.rng != nil {
+		nw.rng.Shuffle(len(nw.queue), func(i, j int) { nw.queue[i], nw.queue[j] = nw.queue[j], nw.queue[i] })
+	}
+	for _, id := range nw.ids {
+		if !nw.down[id] {
+			nw.queue = append(nw.queue, nw.nodes[id].Tick()...)
+			nw.check()
+		}
+	}
+	nw.deliver()
+}
+
+func (nw *network) ticks(k int) {
+	nw.t.Helper()
+	for range k {
+		nw.tick()
+	}
+}
+
+func (nw *network) deliver() {
+	nw.t.Helper()
+	for steps := 0; len(nw.queue) > 0; steps++ {
+		if steps > 100000 {
+			nw.t.Fatal("message storm")
+		}
+		m := nw.queue[0]
+		nw.queue = nw.queue[1:]
+		if nw.down[m.To] || nw.cut[[2]string{m.From, m.To}] {
+			continue
+		}
+		if nw.rng != nil {
+			if nw.rng.Float64() < nw.loss {
+				continue
+			}
+			if nw.rng.Float64() < nw.delay {
+				nw.held = append(nw.held, m)
+				continue
+			}
+		}
+		out, err := nw.nodes[m.To].Step(m)
+		if err != nil {
+			nw.t.Fatalf("Step(%+v): %v", m, err)
+		}
+		nw.queue = append(nw.queue, out...)
+		nw.check()
+	}
+}
+
+func (nw *network) check() {
+	nw.t.Helper()
+	for _, id := range nw.ids {
+		st := nw.nodes[id].Status()
+		hs, _ := nw.stores[id].Load()
+		if st.Term != hs.Term || nw.nodes[id].vote != hs.Vote {
+			nw.t.Fatalf("%s: in memory term %d vote %q, persisted %+v", id, st.Term, nw.nodes[id].vote, hs)
+		}
+		if prev := nw.voted[id]; prev.Term == hs.Term && prev.Vote != "" && prev.Vote != hs.Vote {
+			nw.t.Fatalf("%s voted twice in term %d: %q and %q", id, hs.Term, prev.Vote, hs.Vote)
+		}
+		if hs.Term < nw.voted[id].Term {
+			nw.t.Fatalf("%s: persisted term went back from %d to %d", id, nw.voted[id].Term, hs.Term)
+		}
+		if hs.Vote != "" || hs.Term > nw.voted[id].Term {
+			nw.voted[id] = hs
+		}
+		if st.IsLeader() {
+			if st.Lead != id {
+				nw.t.Fatalf("leader %s has Lead %q", id, st.Lead)
+			}
+			if prev, ok := nw.leader[st.Term]; ok && prev != id {
+				nw.t.Fatalf("election safety: %s and %s both leader in term %d", prev, id, st.Term)
+			}
+			nw.leader[st.Term] = id
+		}
+	}
+}
+
+// leaders returns the nodes that currently believe they lead.
+func (nw *network) leaders() []string {
+	var ls []string
+	for _, id := range nw.ids {
+		if !nw.down[id] && nw.nodes[id].Status().IsLeader() {
+			ls = append(ls, id)
+		}
+	}
+	return ls
+}
+
+// waitLeader ticks until exactly one node leads and every live node follows
+// it in its term, and returns it and the ticks it took.
+func (nw *network) waitLeader(max int) (string, int) {
+	nw.t.Helper()
+	for i := 1; i <= max; i++ {
+		nw.tick()
+		if l := nw.stable(); l != "" {
+			return l, i
+		}
+	}
+	nw.t.Fatalf("no stable leader within %d ticks: %v", max, nw.statuses())
+	return "", 0
+}
+
+// stable returns the leader everybody live agrees on, or "".
+func (nw *network) stable() string {
+	ls := nw.leaders()
+	if len(ls) != 1 {
+		return ""
+	}
+	lst := nw.nodes[ls[0]].Status()
+	for _, id := range nw.ids {
+		st := nw.nodes[id].Status()
+		if !nw.down[id] && (st.Term != lst.Term || st.Lead != ls[0]) {
+			return ""
+		}
+	}
+	return ls[0]
+}
+
+func (nw *network) statuses() string {
+	var b strings.Builder
+	for _, id := range nw.ids {
+		fmt.Fprintf(&b, "%+v down=%v; ", nw.nodes[id].Status(), nw.down[id])
+	}
+	return b.String()
+}
+
+func mustNew(t *testing.T, c Config) *Node {
+	t.Helper()
+	if c.Storage == nil {
+		c.Storage = &MemoryStorage{}
+	}
+	if c.Rand == nil {
+		c.Rand = rand.New(rand.NewPCG(1, 2))
+	}
+	n, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func mustStep(t *testing.T, n *Node, m Message) []Message {
+	t.Helper()
+	out, err := n.Step(m)
+	if err != nil {
+		t.Fatalf("Step(%+v): %v", m, err)
+	}
+	return out
+}
+
+// one asserts msgs is a single message of the given type, term and verdict.
+func one(t *testing.T, msgs []Message, typ MsgType, term uint64, reject bool) {
+	t.Helper()
+	if len(msgs) != 1 || msgs[0].Type != typ || msgs[0].Term != term || msgs[0].Reject != reject {
+		t.Fatalf("got %+v, want one %v term %d reject=%v", msgs, typ, term, reject)
+	}
+}
+
+func TestSingleNodeElectsItself(t *testing.T) {
+	for _, pre := range []bool{false, true} {
+		t.Run(fmt.Sprintf("prevote=%v", pre), func(t *testing.T) {
+			st := &MemoryStorage{}
+			n := mustNew(t, Config{ID: "a", Storage: st, PreVote: pre})
+			i := 1
+			for ; i < 20 && !n.Status().IsLeader(); i++ {
+				if msgs := n.Tick(); len(msgs) != 0 {
+					t.Fatalf("single node sent %+v", msgs)
+				}
+			}
+			if want := (Status{ID: "a", State: Leader, Term: 1, Lead: "a"}); n.Status() != want {
+				t.Fatalf("after %d ticks status %+v, want %+v", i, n.Status(), want)
+			}
+			if hs, _ := st.Load(); hs != (HardState{Term: 1, Vote: "a"}) {
+				t.Fatalf("persisted %+v", hs)
+			}
+			n.Tick() // a lone leader stays leader, even with check-quorum
+			if !n.Status().IsLeader() {
+				t.Fatal("lost leadership")
+			}
+		})
+	}
+}
+
+func TestClusterElectsOneLeader(t *testing.T) {
+	for _, size := range []int{3, 5} {
+		for _, pre := range []bool{false, true} {
+			for _, cq := range []bool{false, true} {
+				t.Run(fmt.Sprintf("n=%d/prevote=%v/checkquorum=%v", size, pre, cq), func(t *testing.T) {
+					nw := newNetwork(t, size, 7, func(c *Config) { c.PreVote, c.CheckQuorum = pre, cq })
+					// The first timeout fires within 2*ElectionTicks; allow a
+					// few split votes.
+					l, took := nw.waitLeader(100)
+					term := nw.node(l).Status().Term
+					t.Logf("leader %s term %d after %d ticks", l, term, took)
+					if hs, _ := nw.stores[l].Load(); hs != (HardState{Term: term, Vote: l}) {
+						t.Fatalf("leader persisted %+v", hs)
+					}
+					// A healthy cluster keeps its leader, and its token.
+					nw.ticks(100)
+					if got := nw.stable(); got != l || nw.node(l).Status().Term != term {
+						t.Fatalf("leadership changed: %s", nw.statuses())
+					}
+				})
+			}
+		}
+	}
+}
+
+// failingStorage fails Save while fail is set.
+type failingStorage struct {
+	MemoryStorage
+	fail bool
+}
+
+func (s *failingStorage) Save(hs HardState) error {
+	if s.fail {
+		return errors.New("disk full")
+	}
+	return s.MemoryStorage.Save(hs)
+}
+
+func TestVotePersistedBeforeGranted(t *testing.T) {
+	st := &failingStorage{fail: true}
+	n := mustNew(t, Config{ID: "b", Peers: []string{"a", "c"}, Storage: st})
+	req := Message{Type: MsgVote, From: "a", To: "b", Term: 1}
+	msgs, err := n.Step(req)
+	if err == nil || len(msgs) != 0 {
+		t.Fatalf("Save failed but got %+v, %v", msgs, err)
+	}
+	if hs, _ := st.Load(); n.Status().Term != 0 || hs != (HardState{}) {
+		t.Fatalf("state changed despite failed Save: %+v %+v", n.Status(), hs)
+	}
+
+	st.fail = false
+	one(t, mustStep(t, n, req), MsgVoteResp, 1, false)
+	if hs, _ := st.Load(); hs != (HardState{Term: 1, Vote: "a"}) {
+		t.Fatalf("persisted %+v", hs)
+	}
+
+	// After a restart the node remembers its vote.
+	n = mustNew(t, Config{ID: "b", Peers: []string{"a", "c"}, Storage: st})
+	if n.Status().Term != 1 {
+		t.Fatalf("restarted at %+v", n.Status())
+	}
+	one(t, mustStep(t, n, Message{Type: MsgVote, From: "c", To: "b", Term: 1}), MsgVoteResp, 1, true)
+	one(t, mustStep(t, n, req), MsgVoteResp, 1, false) // asking again is fine
+}
+
+func TestCampaignNeedsDurableSelfVote(t *testing.T) {
+	st := &failingStorage{fail: true}
+	n := mustNew(t, Config{ID: "a", Peers: []string{"b", "c"}, Storage: st})
+	for range 40 {
+		if msgs := n.Tick(); len(msgs) != 0 {
+			t.Fatalf("campaigned without a durable vote: %+v", msgs)
+		}
+	}
+	if n.Status().State != Follower || n.Status().Term != 0 {
+		t.Fatalf("status %+v", n.Status())
+	}
+	st.fail = false
+	for range 20 {
+		if msgs := n.Tick(); len(msgs) > 0 {
+			if msgs[0].Type != MsgVote || msgs[0].Term != 1 {
+				t.Fatalf("got %+v", msgs)
+			}
+			return
+		}
+	}
+	t.Fatal("did not campaign once storage recovered")
+}
+
+func TestHigherTermStepsDown(t *testing.T) {
+	nw := newNetwork(t, 3, 1, nil)
+	l, _ := nw.waitLeader(100)
+	n := nw.node(l)
+	term := n.Status().Term
+	other := nw.cfgs[l].Peers[0]
+
+	// A vote request from a later term deposes the leader, which then votes.
+	one(t, mustStep(t, n, Message{Type: MsgVote, From: other, To: l, Term: term + 2}), MsgVoteResp, term+2, false)
+	if st := n.Status(); st != (Status{ID: l, State: Follower, Term: term + 2}) {
+		t.Fatalf("status %+v", st)
+	}
+	if hs, _ := nw.stores[l].Load(); hs != (HardState{Term: term + 2, Vote: other}) {
+		t.Fatalf("persisted %+v", hs)
+	}
+
+	// A heartbeat from a later term makes its sender the known leader.
+	one(t, mustStep(t, n, Message{Type: MsgHeartbeat, From: other, To: l, Term: term + 5}), MsgHeartbeatResp, term+5, false)
+	if st := n.Status(); st != (Status{ID: l, State: Follower, Term: term + 5, Lead: other}) {
+		t.Fatalf("status %+v", st)
+	}
+}
+
+func TestLeaderStepsDownOnRejectedHeartbeat(t *testing.T) {
+	nw := newNetwork(t, 3, 2, nil)
+	l, _ := nw.waitLeader(100)
+	term := nw.node(l).Status().Term
+	msgs := mustStep(t, nw.node(l), Message{Type: MsgHeartbeatResp, From: nw.cfgs[l].Peers[0], To: l, Term: term + 1, Reject: true})
+	if st := nw.node(l).Status(); len(msgs) != 0 || st.State != Follower || st.Term != term+1 || st.Lead != "" {
+		t.Fatalf("status %+v msgs %+v", st, msgs)
+	}
+}
+
+func TestLowerTermAnsweredWithOurTerm(t *testing.T) {
+	st := &MemoryStorage{}
+	st.Save(HardState{Term: 5})
+	n := mustNew(t, Config{ID: "b", Peers: []string{"a", "c"}, Storage: st})
+	one(t, mustStep(t, n, Message{Type: MsgHeartbeat, From: "a", To: "b", Term: 3}), MsgHeartbeatResp, 5, true)
+	one(t, mustStep(t, n, Message{Type: MsgVote, From: "a", To: "b", Term: 4}), MsgVoteResp, 5, true)
+	one(t, mustStep(t, n, Message{Type: MsgPreVote, From: "a", To: "b", Term: 4}), MsgPreVoteResp, 5, true)
+	for _, typ := range []MsgType{MsgVoteResp, MsgPreVoteResp, MsgHeartbeatResp} {
+		if msgs := mustStep(t, n, Message{Type: typ, From: "a", To: "b", Term: 4}); len(msgs) != 0 {
+			t.Fatalf("stale %v answered: %+v", typ, msgs)
+		}
+	}
+	if s := n.Status(); s != (Status{ID: "b", Term: 5}) {
+		t.Fatalf("status %+v", s)
+	}
+	// A stale leader learns the term from the rejection and steps down.
+	nw := newNetwork(t, 3, 3, nil)
+	l, _ := nw.waitLeader(100)
+	f := nw.cfgs[l].Peers[0]
+	term := nw.node(l).Status().Term
+	mustStep(t, nw.node(f), Message{Type: MsgHeartbeat, From: nw.cfgs[l].Peers[1], To: f, Term: term + 1})
+	nw.tick() // l heartbeats f, f rejects with term+1
+	if s := nw.node(l).Status(); s.IsLeader() || s.Term != term+1 {
+		t.Fatalf("stale leader %+v", s)
+	}
+}
+
+func TestIgnoresForeignMessages(t *testing.T) {
+	n := mustNew(t, Config{ID: "b", Peers: []string{"a", "c"}})
+	for _, m := range []Message{
+		{Type: MsgVote, From: "x", To: "b", Term: 9}, // unknown sender
+		{Type: MsgVote, From: "a", To: "c", Term: 9}, // not for us
+		{Type: 0, From: "a", To: "b", Term: 9},       // no type
+	} {
+		if msgs := mustStep(t, n, m); len(msgs) != 0 || n.Status().Term != 0 {
+			t.Fatalf("%+v: got %+v, status %+v", m, msgs, n.Status())
+		}
+	}
+}
+
+func TestPreVoteDoesNotChangeTerms(t *testing.T) {
+	// A receiver grants without adopting the term or persisting anything.
+	st := &MemoryStorage{}
+	st.Save(HardState{Term: 2})
+	b := mustNew(t, Config{ID: "b", Peers: []string{"a", "c"}, Storage: st, PreVote: true})
+	one(t, mustStep(t, b, Message{Type: MsgPreVote, From: "a", To: "b", Term: 3}), MsgPreVoteResp, 3, false)
+	if hs, _ := st.Load(); hs != (HardState{Term: 2}) || b.Status().Term != 2 {
+		t.Fatalf("pre-vote changed term: %+v %+v", b.Status(), hs)
+	}
+
+	// A pre-candidate asks for term+1 but stays in its term until it wins.
+	ast := &MemoryStorage{}
+	ast.Save(HardState{Term: 2})
+	a := mustNew(t, Config{ID: "a", Peers: []string{"b", "c"}, Storage: ast, PreVote: true})
+	var msgs []Message
+	for len(msgs) == 0 {
+		msgs = a.Tick()
+	}
+	if s := a.Status(); s.State != PreCandidate || s.Term != 2 || len(msgs) != 2 || msgs[0].Type != MsgPreVote || msgs[0].Term != 3 {
+		t.Fatalf("status %+v msgs %+v", s, msgs)
+	}
+	// A rejection at our own term counts, but does not change the term.
+	if out := mustStep(t, a, Message{Type: MsgPreVoteResp, From: "c", To: "a", Term: 2, Reject: true}); len(out) != 0 || a.Status().State != PreCandidate {
+		t.Fatalf("after rejection %+v %+v", a.Status(), out)
+	}
+	// One grant makes a quorum of 3: now the real election starts.
+	out := mustStep(t, a, Message{Type: MsgPreVoteResp, From: "b", To: "a", Term: 3})
+	if s := a.Status(); s.State != Candidate || s.Term != 3 || len(out) != 2 || out[0].Type != MsgVote || out[0].Term != 3 {
+		t.Fatalf("status %+v msgs %+v", s, out)
+	}
+	if hs, _ := ast.Load(); hs != (HardState{Term: 3, Vote: "a"}) {
+		t.Fatalf("persisted %+v", hs)
+	}
+}
+
+func TestPreVoteRejectedWithHigherTermAdoptsIt(t *testing.T) {
+	a := mustNew(t, Config{ID: "a", Peers: []string{"b", "c"}, PreVote: true})
+	for a.Status().State != PreCandidate {
+		a.Tick()
+	}
+	mustStep(t, a, Message{Type: MsgPreVoteResp, From: "b", To: "a", Term: 7, Reject: true})
+	if s := a.Status(); s != (Status{ID: "a", State: Follower, Term: 7}) {
+		t.Fatalf("status %+v", s)
+	}
+}
+
+func TestPreVoteRejectedWhileLeaderAlive(t *testing.T) {
+	b := mustNew(t, Config{ID: "b", Peers: []string{"a", "c"}, PreVote: true})
+	mustStep(t, b, Message{Type: MsgHeartbeat, From: "a", To: "b", Term: 1})
+	for range 9 { // still within ElectionTicks of the heartbeat
+		b.Tick()
+	}
+	one(t, mustStep(t, b, Message{Type: MsgPreVote, From: "c", To: "b", Term: 2}), MsgPreVoteResp, 1, true)
+	b.Tick() // ElectionTicks without a heartbeat: the lease is over
+	one(t, mustStep(t, b, Message{Type: MsgPreVote, From: "c", To: "b", Term: 2}), MsgPreVoteResp, 2, false)
+	if s := b.Status(); s.Term != 1 || s.Lead != "a" {
+		t.Fatalf("status %+v", s)
+	}
+}
+
+func TestCheckQuorumLeaseIgnoresVotes(t *testing.T) {
+	b := mustNew(t, Config{ID: "b", Peers: []string{"a", "c"}, CheckQuorum: true})
+	mustStep(t, b, Message{Type: MsgHeartbeat, From: "a", To: "b", Term: 1})
+	vote := Message{Type: MsgVote, From: "c", To: "b", Term: 2}
+	if msgs := mustStep(t, b, vote); len(msgs) != 0 || b.Status().Term != 1 {
+		t.Fatalf("vote in lease: %+v %+v", msgs, b.Status())
+	}
+	for range 10 {
+		b.Tick()
+	}
+	one(t, mustStep(t, b, vote), MsgVoteResp, 2, false)
+}
+
+func TestPreVotePartitionedNodeDoesNotDisrupt(t *testing.T) {
+	for _, cq := range []bool{false, true} {
+		t.Run(fmt.Sprintf("checkquorum=%v", cq), func(t *testing.T) {
+			nw := newNetwork(t, 3, 4, func(c *Config) { c.PreVote, c.CheckQuorum = true, cq })
+			l, _ := nw.waitLeader(100)
+			term := nw.node(l).Status().Term
+			f := nw.cfgs[l].Peers[0]
+			nw.isolate(f)
+			nw.ticks(200)
+			if s := nw.node(f).Status(); s.Term != term || s.IsLeader() {
+				t.Fatalf("isolated node %+v, leader term %d", s, term)
+			}
+			nw.heal()
+			nw.ticks(50)
+			if nw.stable() != l || nw.node(l).Status().Term != term {
+				t.Fatalf("rejoin disrupted the leader: %s", nw.statuses())
+			}
+		})
+	}
+	// Without pre-vote the same rejoin deposes the leader: the isolated
+	// node's term grew and is adopted by everyone.
+	nw := newNetwork(t, 3, 4, nil)
+	l, _ := nw.waitLeader(100)
+	term := nw.node(l).Status().Term
+	f := nw.cfgs[l].Peers[0]
+	nw.isolate(f)
+	nw.ticks(200)
+	if nw.node(f).Status().Term <= term {
+		t.Fatalf("isolated node without pre-vote kept term: %+v", nw.node(f).Status())
+	}
+	nw.heal()
+	nw.waitLeader(100)
+	if nw.node(l).Status().Term <= term {
+		t.Fatal("expected a disruption without pre-vote")
+	}
+}
+
+func TestCheckQuorumIsolatedLeaderStepsDown(t *testing.T) {
+	const et = 10
+	nw := newNetwork(t, 3, 5, func(c *Config) { c.CheckQuorum = true })
+	l, _ := nw.waitLeader(100)
+	term := nw.node(l).Status().Term
+	nw.isolate(l)
+	i := 1
+	for ; nw.node(l).Status().IsLeader(); i++ {
+		if i > 2*et {
+			t.Fatalf("isolated leader still leads after %d ticks", i)
+		}
+		nw.tick()
+	}
+	if s := nw.node(l).Status(); s != (Status{ID: l, State: Follower, Term: term}) {
+		t.Fatalf("status %+v", s)
+	}
+	t.Logf("stepped down after %d ticks", i-1)
+	// Meanwhile the majority elects a new leader in a later term.
+	for range 100 {
+		nw.tick()
+		if ls := nw.leaders(); len(ls) == 1 && nw.node(ls[0]).Status().Term > term {
+			return
+		}
+	}
+	t.Fatalf("majority elected nobody: %s", nw.statuses())
+}
+
+func TestWithoutCheckQuorumIsolatedLeaderStays(t *testing.T) {
+	nw := newNetwork(t, 3, 5, nil)
+	l, _ := nw.waitLeader(100)
+	nw.isolate(l)
+	nw.ticks(200)
+	if !nw.node(l).Status().IsLeader() {
+		t.Fatalf("leader stepped down without check-quorum: %+v", nw.node(l).Status())
+	}
+}
+
+func TestRestartedNodeRejoins(t *testing.T) {
+	nw := newNetwork(t, 3, 6, func(c *Config) { c.PreVote, c.CheckQuorum = true, true })
+	l, _ := nw.waitLeader(100)
+	nw.crash(l)
+	l2, _ := nw.waitLeader(100)
+	if l2 == l {
+		t.Fatal("crashed node still leader")
+	}
+	nw.start(l)
+	nw.ticks(5)
+	if nw.stable() != l2 {
+		t.Fatalf("restarted node did not follow: %s", nw.statuses())
+	}
+}
+
+// TestElectionSafetyRandom runs many seeded clusters through loss, delay,
+// reordering, partitions and crash-restarts; the network checks after every
+// event that no two nodes lead in one term and no node votes twice in a term.
+// Once the faults stop, the cluster must settle on one leader.
+func TestElectionSafetyRandom(t *testing.T) {
+	seeds := 200
+	if testing.Short() {
+		seeds = 20
+	}
+	terms := 0
+	for seed := range uint64(seeds) {
+		rng := rand.New(rand.NewPCG(seed, 99))
+		size := []int{1, 2, 3, 4, 5}[rng.IntN(5)]
+		et := 3 + rng.IntN(8)
+		pre, cq := rng.IntN(2) == 0, rng.IntN(2) == 0
+		nw := newNetwork(t, size, seed, func(c *Config) {
+			c.ElectionTicks, c.PreVote, c.CheckQuorum = et, pre, cq
+		})
+		nw.rng = rng
+		nw.loss = rng.Float64() * 0.3
+		nw.delay = rng.Float64() * 0.3
+		for range 300 {
+			switch r := rng.IntN(100); {
+			case r < 3:
+				nw.heal()
+				nw.partition(slices.DeleteFunc(slices.Clone(nw.ids), func(string) bool { return rng.IntN(2) == 0 }))
+			case r < 5:
+				nw.isolate(nw.ids[rng.IntN(size)])
+			case r < 8:
+				nw.heal()
+			case r < 10:
+				nw.crash(nw.ids[rng.IntN(size)])
+			case r < 14:
+				if id := nw.ids[rng.IntN(size)]; nw.down[id] {
+					nw.start(id)
+				}
+			}
+			nw.tick()
+		}
+		terms += len(nw.leader)
+
+		// Liveness after the storm.
+		nw.heal()
+		nw.loss, nw.delay = 0, 0
+		for _, id := range nw.ids {
+			if nw.down[id] {
+				nw.start(id)
+			}
+		}
+		for range 2 { // flush delayed messages
+			nw.tick()
+		}
+		nw.waitLeader(40 * et)
+	}
+	t.Logf("%d seeds, %d leader terms", seeds, terms)
+	if terms < seeds*3 {
+		t.Fatalf("only %d leader terms over %d seeds: the faults are too weak to test anything", terms, seeds)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	st := &MemoryStorage{}
+	ok := Config{ID: "a", Peers: []string{"b", "c"}, Storage: st}
+	if err := ok.Validate(); err != nil {
+		t.Fatalf("valid config: %v", err)
+	}
+	for _, tc := range []struct {
+		name string
+		mod  func(*Config)
+		want string
+	}{
+		{"empty ID", func(c *Config) { c.ID = "" }, "empty ID"},
+		{"self in peers", func(c *Config) { c.Peers = []string{"b", "a"} }, "among Peers"},
+		{"duplicate peer", func(c *Config) { c.Peers = []string{"b", "b"} }, "duplicate peer"},
+		{"empty peer", func(c *Config) { c.Peers = []string{""} }, "empty peer"},
+		{"election ticks", func(c *Config) { c.ElectionTicks = -1 }, "ElectionTicks must be at least 1"},
+		{"heartbeat ticks", func(c *Config) { c.HeartbeatTicks = -1 }, "HeartbeatTicks must be at least 1"},
+		{"heartbeat >= election", func(c *Config) { c.ElectionTicks, c.HeartbeatTicks = 5, 5 }, "must be less than"},
+		{"default heartbeat >= election", func(c *Config) { c.ElectionTicks = 1 }, "must be less than"},
+		{"nil storage", func(c *Config) { c.Storage = nil }, "nil Storage"},
+	} {
+		c := ok
+		c.Peers = slices.Clone(ok.Peers)
+		tc.mod(&c)
+		err := c.Validate()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want %q", tc.name, err, tc.want)
+		}
+		if _, nerr := New(c); nerr == nil {
+			t.Errorf("%s: New accepted it", tc.name)
+		}
+	}
+}
+
+func TestMessageJSON(t *testing.T) {
+	m := Message{Type: MsgPreVoteResp, From: "a", To: "b", Term: 3, Reject: true}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"type":"MsgPreVoteResp","from":"a","to":"b","term":3,"reject":true}`; string(b) != want {
+		t.Fatalf("got %s, want %s", b, want)
+	}
+	var got Message
+	if err := json.Unmarshal(b, &got); err != nil || got != m {
+		t.Fatalf("round trip: %+v %v", got, err)
+	}
+	if err := json.Unmarshal([]byte(`{"type":"MsgBogus"}`), &got); err == nil {
+		t.Fatal("accepted unknown type")
+	}
+	if _, err := json.Marshal(Message{}); err == nil {
+		t.Fatal("marshalled a message without type")
+	}
+	if Leader.String() != "Leader" || State(9).String() != "State(9)" || MsgHeartbeat.String() != "MsgHeartbeat" {
+		t.Fatal("String")
+	}
+}

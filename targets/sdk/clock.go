@@ -1,0 +1,79 @@
+package sdk
+
+import (
+	"encoding/json"
+	"os"
+	"sync"
+	"time"
+)
+
+// Skew is the content of the clock file: the node's wall clock reads
+// real time + Offset, and from Since on runs at Rate times real speed.
+// The harness rewrites the file to inject clock faults; the host's clock
+// is never touched.
+type Skew struct {
+	Offset time.Duration `json:"offset_ns"`
+	Rate   float64       `json:"rate,omitempty"`     // 0 or 1: normal speed
+	Since  int64         `json:"since_ns,omitempty"` // unix ns where Rate starts to apply
+}
+
+// Apply returns the skewed reading of the real time t.
+func (s Skew) Apply(t time.Time) time.Time {
+	out := t.Add(s.Offset)
+	if s.Rate != 0 && s.Rate != 1 && s.Since != 0 {
+		elapsed := t.UnixNano() - s.Since
+		out = out.Add(time.Duration(float64(elapsed) * (s.Rate - 1)))
+	}
+	return out
+}
+
+// Clock is a node's wall clock. Targets must read wall time through it so
+// that clock faults reach them; Go's runtime ignores libfaketime.
+type Clock struct {
+	path string
+
+	mu       sync.Mutex
+	skew     Skew
+	checked  time.Time
+	modified time.Time
+}
+
+// clockRecheck bounds how stale a clock reading can be after the harness
+// changed the file, and how often Now costs a stat.
+const clockRecheck = 10 * time.Millisecond
+
+// NewClock returns a clock that honours the file at path ("" for none).
+func NewClock(path string) *Clock { return &Clock{path: path} }
+
+// Now is the node's wall time.
+func (c *Clock) Now() time.Time {
+	now := time.Now()
+	if c == nil || c.path == "" {
+		return now
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if now.Sub(c.checked) >= clockRecheck {
+		c.checked = now
+		c.reload()
+	}
+	return c.skew.Apply(now)
+}
+
+// reload rereads the file when it changed; a missing or unreadable file
+// means no skew.
+func (c *Clock) reload() {
+	fi, err := os.Stat(c.path)
+	if err != nil {
+		c.skew, c.modified = Skew{}, time.Time{}
+		return
+	}
+	if fi.ModTime().Equal(c.modified) {
+		return
+	}
+	b, err := os.ReadFile(c.path)
+	var s Skew
+	if err == nil && json.Unmarshal(b, &s) == nil {
+		c.skew, c.modified = s, fi.ModTime()
+	}
+}

@@ -1,0 +1,49 @@
+// Package sdk gives a Go target the node API server, the resource client and the skewable clock, so the target holds only its algorithm.
+package sdk
+
+import (
+	"errors"
+	"os"
+	"strings"
+)
+
+// Env is what the harness hands every node container.
+type Env struct {
+	Node        string   // SPLITBRAIN_NODE: this node's name, n1..nN
+	Peers       []string // SPLITBRAIN_PEERS: host:port of the other nodes
+	ResourceURL string   // SPLITBRAIN_RESOURCE: base URL of the resource
+	ClockFile   string   // SPLITBRAIN_CLOCK_FILE: skew for Clock, may be empty
+	Addr        string   // SPLITBRAIN_ADDR: where to serve the node API, default :7070
+}
+
+// EnvFromOS reads the environment the harness sets.
+func EnvFromOS() (Env, error) {
+	e := Env{
+		Node:        os.Getenv("SPLITBRAIN_NODE"),
+		ResourceURL: os.Getenv("SPLITBRAIN_RESOURCE"),
+		ClockFile:   os.Getenv("SPLITBRAIN_CLOCK_FILE"),
+		Addr:        os.Getenv("SPLITBRAIN_ADDR"),
+	}
+	if p := os.Getenv("SPLITBRAIN_PEERS"); p != "" {
+		e.Peers = strings.Split(p, ",")
+	}
+	if e.Addr == "" {
+		e.Addr = ":7070"
+	}
+	if e.Node == "" {
+		return e, errors.New("SPLITBRAIN_NODE is not set")
+	}
+	if e.ResourceURL == "" {
+		return e, errors.New("SPLITBRAIN_RESOURCE is not set")
+	}
+	return e, nil
+}
+
+// PeerHost is the host part of a peer address: the peer's node name, since
+// the harness names each container's network alias after its node.
+func PeerHost(addr string) string {
+	if i := strings.LastIndexByte(addr, ':'); i >= 0 {
+		return addr[:i]
+	}
+	return addr
+}

@@ -1,0 +1,117 @@
+package sdk
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log"
+	"net/http"
+	"time"
+
+	"github.com/splitbrain/splitbrain/workloads/resource"
+)
+
+// Leadership is a node's own belief, right now: the body of GET /leader.
+type Leadership struct {
+	Node     string `json:"node"`
+	Leader   bool   `json:"leader"`
+	Token    int64  `json:"token,omitempty"`     // the fencing token while leader
+	LeaderID string `json:"leader_id,omitempty"` // who leads, if known
+}
+
+// Elector is the one thing a target must provide: its current belief.
+type Elector interface {
+	Leadership() Leadership
+}
+
+// Resigner is implemented by targets that support POST /resign.
+type Resigner interface {
+	Resign() error
+}
+
+// Server serves the node API for one node. Targets add their own peer
+// endpoints with Handle.
+type Server struct {
+	env      Env
+	elector  Elector
+	resource *resource.Client
+	mux      *http.ServeMux
+	// WriteTimeout bounds a fenced write to the resource.
+	WriteTimeout time.Duration
+}
+
+// NewServer returns the node API server of the node described by env.
+func NewServer(env Env, e Elector) *Server {
+	s := &Server{
+		env:          env,
+		elector:      e,
+		resource:     &resource.Client{BaseURL: env.ResourceURL, HTTP: &http.Client{}},
+		mux:          http.NewServeMux(),
+		WriteTimeout: 2 * time.Second,
+	}
+	s.mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	s.mux.HandleFunc("GET /leader", s.leader)
+	s.mux.HandleFunc("POST /write", s.write)
+	if r, ok := e.(Resigner); ok {
+		s.mux.HandleFunc("POST /resign", func(w http.ResponseWriter, _ *http.Request) {
+			if err := r.Resign(); err != nil {
+				reply(w, http.StatusConflict, map[string]string{"error": err.Error()})
+				return
+			}
+			reply(w, http.StatusOK, map[string]bool{"ok": true})
+		})
+	}
+	return s
+}
+
+// Handle registers a target's own endpoint, peer messages say.
+func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
+
+// ListenAndServe serves until the process ends.
+func (s *Server) ListenAndServe() error {
+	log.Printf("%s: node API on %s, peers %v, resource %s", s.env.Node, s.env.Addr, s.env.Peers, s.env.ResourceURL)
+	return http.ListenAndServe(s.env.Addr, s.mux)
+}
+
+func (s *Server) leader(w http.ResponseWriter, _ *http.Request) {
+	l := s.elector.Leadership()
+	l.Node = s.env.Node
+	reply(w, http.StatusOK, l)
+}
+
+// write is the fenced write: the node checks its own belief, then writes
+// with its current token. The gap between the check and the resource's
+// decision is exactly where a paused or partitioned leader becomes a zombie;
+// the fence is what makes that gap safe.
+func (s *Server) write(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Key   string `json:"key"`
+		Value string `json:"value"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Key == "" {
+		reply(w, http.StatusBadRequest, map[string]string{"error": "bad write request"})
+		return
+	}
+	l := s.elector.Leadership()
+	if !l.Leader {
+		reply(w, http.StatusConflict, map[string]string{"error": "not-leader", "leader_id": l.LeaderID})
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.WriteTimeout)
+	defer cancel()
+	resp, err := s.resource.Write(ctx, resource.WriteRequest{Key: req.Key, Value: req.Value, Token: l.Token, Node: s.env.Node})
+	switch {
+	case errors.Is(err, resource.ErrFenced):
+		reply(w, http.StatusPreconditionFailed, map[string]any{"error": "fenced", "token": l.Token, "current": resp.Current})
+	case err != nil:
+		reply(w, http.StatusServiceUnavailable, map[string]string{"error": err.Error()})
+	default:
+		reply(w, http.StatusOK, map[string]any{"ok": true, "token": l.Token, "seq": resp.Seq})
+	}
+}
+
+func reply(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

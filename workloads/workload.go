@@ -1,0 +1,215 @@
+// Package workloads drives the fenced-write workload against a cluster and observes who leads, recording both in the history.
+package workloads
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/splitbrain/splitbrain/history"
+	"github.com/splitbrain/splitbrain/workloads/resource"
+)
+
+// Cluster is what the workload needs to know of the system under test.
+// Addresses can change when a node restarts, so they are asked each time.
+type Cluster interface {
+	Nodes() []string
+	NodeURL(node string) string // base URL of the node API, "" if unknown
+	ResourceURL() string
+}
+
+// Config of the fenced-write workload.
+type Config struct {
+	Rate        float64       // operations per second across the cluster
+	Concurrency int           // client processes
+	Keys        int           // size of the key set
+	ReadShare   float64       // share of operations that are reads
+	Timeout     time.Duration // per operation; past it the outcome is unknown
+	Seed        uint64
+}
+
+// Stats counts what the workload did. Safe to read while it runs.
+type Stats struct {
+	Asked  atomic.Int64 // operations the rate asked for
+	Issued atomic.Int64 // operations handed to a process
+	OK     atomic.Int64
+	Fail   atomic.Int64
+	Info   atomic.Int64
+}
+
+// Writer runs the workload.
+type Writer struct {
+	cfg     Config
+	cluster Cluster
+	rec     *history.Recorder
+	http    *http.Client
+	Stats   Stats
+}
+
+// NewWriter returns a workload over cluster that records into rec.
+func NewWriter(cfg Config, cluster Cluster, rec *history.Recorder) *Writer {
+	tr := &http.Transport{
+		MaxIdleConnsPerHost: cfg.Concurrency,
+		DisableCompression:  true,
+		DialContext:         (&net.Dialer{Timeout: cfg.Timeout}).DialContext,
+	}
+	return &Writer{cfg: cfg, cluster: cluster, rec: rec, http: &http.Client{Transport: tr}}
+}
+
+type op struct {
+	f, key string
+}
+
+// Run drives operations at the configured rate until ctx ends, then waits
+// for the operations in flight. An operation the rate asks for while every
+// process is busy is not queued: it counts as asked but not issued, so the
+// achieved rate is honest.
+func (w *Writer) Run(ctx context.Context) {
+	ops := make(chan op, w.cfg.Concurrency)
+	var wg sync.WaitGroup
+	for i := 1; i <= w.cfg.Concurrency; i++ {
+		wg.Add(1)
+		go func(process int) {
+			defer wg.Done()
+			w.process(process, ops)
+		}(i)
+	}
+	rng := rand.New(rand.NewPCG(w.cfg.Seed, 0x5eed))
+	start := time.Now()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for done := false; !done; {
+		select {
+		case <-ctx.Done():
+			done = true
+		case now := <-tick.C:
+			due := int64(now.Sub(start).Seconds()*w.cfg.Rate) - w.Stats.Asked.Load()
+			for ; due > 0; due-- {
+				w.Stats.Asked.Add(1)
+				o := op{f: history.Write, key: fmt.Sprintf("k%d", rng.IntN(w.cfg.Keys))}
+				if rng.Float64() < w.cfg.ReadShare {
+					o.f = history.Read
+				}
+				select {
+				case ops <- o:
+					w.Stats.Issued.Add(1)
+				default:
+				}
+			}
+		}
+	}
+	close(ops)
+	wg.Wait()
+}
+
+// process is one Jepsen process: one operation at a time. After an
+// indeterminate outcome it takes a fresh process number, since the old
+// one may still have an operation in flight as far as the history knows.
+func (w *Writer) process(process int, ops <-chan op) {
+	rng := rand.New(rand.NewPCG(w.cfg.Seed, uint64(process)))
+	seq := 0
+	for o := range ops {
+		seq++
+		var done history.Event
+		if o.f == history.Write {
+			nodes := w.cluster.Nodes()
+			node := nodes[rng.IntN(len(nodes))]
+			value := fmt.Sprintf("p%d-%d", process, seq)
+			w.rec.Record(history.Event{Type: history.Invoke, Process: process, F: o.f, Key: o.key, Value: value, Node: node})
+			done = w.write(node, o.key, value)
+		} else {
+			w.rec.Record(history.Event{Type: history.Invoke, Process: process, F: o.f, Key: o.key})
+			done = w.read(o.key)
+		}
+		done.Process, done.F, done.Key = process, o.f, o.key
+		w.rec.Record(done)
+		switch done.Type {
+		case history.OK:
+			w.Stats.OK.Add(1)
+		case history.Fail:
+			w.Stats.Fail.Add(1)
+		default:
+			w.Stats.Info.Add(1)
+			process += w.cfg.Concurrency
+		}
+	}
+}
+
+// write asks node to make a fenced write and classifies the answer by the
+// node API: 200 ok, 409 not leader, 412 fenced, anything else unknown.
+func (w *Writer) write(node, key, value string) history.Event {
+	e := history.Event{Node: node, Value: value}
+	base := w.cluster.NodeURL(node)
+	if base == "" {
+		e.Type, e.Error = history.Fail, "unreachable"
+		return e
+	}
+	body, _ := json.Marshal(map[string]string{"key": key, "value": value})
+	var ans struct {
+		Token int64  `json:"token"`
+		Seq   int64  `json:"seq"`
+		Error string `json:"error"`
+	}
+	status, err := w.call(http.MethodPost, base+"/write", string(body), &ans)
+	switch {
+	case err != nil:
+		e.Type, e.Error = outcome(err), err.Error()
+	case status == http.StatusOK:
+		e.Type, e.Token, e.Seq = history.OK, ans.Token, ans.Seq
+	case status == http.StatusConflict || status == http.StatusPreconditionFailed || status == http.StatusBadRequest:
+		e.Type, e.Token, e.Error = history.Fail, ans.Token, ans.Error
+	default:
+		e.Type, e.Error = history.Info, fmt.Sprintf("%d %s", status, ans.Error)
+	}
+	return e
+}
+
+// read reads a register straight from the resource, so the history holds
+// what the register really held. A failed read changed nothing: it fails.
+func (w *Writer) read(key string) history.Event {
+	var reg resource.Register
+	status, err := w.call(http.MethodGet, w.cluster.ResourceURL()+"/read?key="+key, "", &reg)
+	if err != nil || status != http.StatusOK {
+		msg := fmt.Sprintf("status %d", status)
+		if err != nil {
+			msg = err.Error()
+		}
+		return history.Event{Type: history.Fail, Error: msg}
+	}
+	return history.Event{Type: history.OK, Value: reg.Value, Token: reg.Token, Node: reg.Node, Seq: reg.Seq}
+}
+
+func (w *Writer) call(method, url, body string, into any) (int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), w.cfg.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	resp, err := w.http.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	_ = json.NewDecoder(resp.Body).Decode(into) // an unreadable body leaves zero values; the status decides
+	return resp.StatusCode, nil
+}
+
+// outcome classifies a transport error: a request that could not even be
+// connected was never seen by the node and certainly failed; anything
+// later (a timeout, a reset) leaves the outcome unknown.
+func outcome(err error) history.Type {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return history.Fail
+	}
+	return history.Info
+}
