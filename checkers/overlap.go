@@ -40,7 +40,10 @@ type window struct {
 // Silence is not disproof: a node heard again with the same token after a
 // gap (frozen, or cut off from the controller) is taken to have believed
 // throughout, since it came back still believing and nothing in between
-// says it ever stopped. Time before an interval's first proof and after
+// says it ever stopped. The same holds across a restart: a node killed
+// and back with its old token counts as leading while it was down, which
+// can only lengthen a window that its stale belief after the restart
+// proves anyway. Time before an interval's first proof and after
 // its last is never counted, so overlap is a lower bound, precise to about
 // one observation interval.
 //
@@ -207,9 +210,9 @@ func overlapWindows(ivs []interval, nodes int) ([]window, []int32) {
 		parts   []int32
 		cur     window
 		inside  bool
-		active  int                     // nodes with an open interval
-		opened  = make([]int32, nodes)  // per node: how many of its intervals are open
-		latest  = make([]int32, nodes)  // per node: its latest open interval
+		active  int                    // nodes with an open interval
+		opened  = make([]int32, nodes) // per node: how many of its intervals are open
+		latest  = make([]int32, nodes) // per node: its latest open interval
 	)
 	for _, ed := range edges {
 		n := ivs[ed.iv].node

@@ -10,17 +10,23 @@ import (
 	"github.com/splitbrain/splitbrain/history"
 )
 
-// held gathers one node's claims of one token. Only three claims matter:
-// the first (to name who claimed a token first), the one answered earliest
-// and the one asked latest (to prove the node's token went backwards).
+// nodeToken is one node's leadership with one token.
+type nodeToken struct {
+	node  string
+	token int64
+}
+
+// held gathers one node's claims of one token. Only a few facts about them
+// matter: the first claim (to name who claimed a token first), the
+// earliest answer and the latest request (to prove the node's token went
+// backwards).
 type held struct {
 	node    string
 	token   int64
 	first   int   // position of the first claim
 	doneAt  int64 // earliest answer among the claims...
 	done    int   // ...and its position
-	startAt int64 // latest request among the claims...
-	start   int   // ...and its position
+	startAt int64 // latest request among the claims
 	// For a token that went backwards: a claim of a higher token, at
 	// position higher, was answered at time regress.
 	regress int64
@@ -58,12 +64,8 @@ func (f safetyFinding) when() (int64, int64) { return f.at, f.order }
 // regressions, violations.
 func ElectionSafety(in Input) Result {
 	h := in.History
-	type pair struct {
-		node  string
-		token int64
-	}
 	var helds []held
-	index := map[pair]int{}
+	index := map[nodeToken]int{}
 	ops := opTracker{}
 	claims, untokened := 0, 0
 	for i := range h {
@@ -78,20 +80,18 @@ func ElectionSafety(in Input) Result {
 		}
 		claims++
 		start, end := span(h, i, inv)
-		k := pair{e.Node, e.Token}
+		k := nodeToken{e.Node, e.Token}
 		j, ok := index[k]
 		if !ok {
 			index[k] = len(helds)
-			helds = append(helds, held{node: e.Node, token: e.Token, first: i, doneAt: end, done: i, startAt: start, start: i})
+			helds = append(helds, held{node: e.Node, token: e.Token, first: i, doneAt: end, done: i, startAt: start})
 			continue
 		}
 		c := &helds[j]
 		if end < c.doneAt {
 			c.doneAt, c.done = end, i
 		}
-		if start > c.startAt {
-			c.startAt, c.start = start, i
-		}
+		c.startAt = max(c.startAt, start)
 	}
 
 	var fs []safetyFinding
@@ -125,7 +125,7 @@ func ElectionSafety(in Input) Result {
 		a, b := &helds[p], &helds[q]
 		return cmp.Or(strings.Compare(a.node, b.node), cmp.Compare(b.token, a.token))
 	})
-	regressed := map[pair]int{}
+	regressed := map[nodeToken]int{}
 	for g := 0; g < len(order); {
 		node := helds[order[g]].node
 		minDone, minPos := int64(math.MaxInt64), -1
@@ -133,7 +133,7 @@ func ElectionSafety(in Input) Result {
 			c := &helds[order[g]]
 			if minDone < c.startAt {
 				c.regress, c.higher = minDone, minPos
-				regressed[pair{c.node, c.token}] = order[g]
+				regressed[nodeToken{c.node, c.token}] = order[g]
 			}
 			if c.doneAt < minDone {
 				minDone, minPos = c.doneAt, c.done
@@ -141,10 +141,7 @@ func ElectionSafety(in Input) Result {
 		}
 	}
 	if len(regressed) > 0 {
-		fs = append(fs, firstRegressions(h, helds, func(e *history.Event) (int, bool) {
-			j, ok := regressed[pair{e.Node, e.Token}]
-			return j, ok
-		})...)
+		fs = append(fs, firstRegressions(h, helds, regressed)...)
 	}
 
 	r := Result{Figures: map[string]float64{
@@ -176,7 +173,7 @@ func ElectionSafety(in Input) Result {
 // answered claim that was asked after the higher token's claim was
 // answered: the first proof that the token went backwards. A second pass,
 // run only when something regressed.
-func firstRegressions(h []history.Event, helds []held, lookup func(*history.Event) (int, bool)) []safetyFinding {
+func firstRegressions(h []history.Event, helds []held, regressed map[nodeToken]int) []safetyFinding {
 	proof := map[int]int{} // held index -> position of its first proof
 	ops := opTracker{}
 	for i := range h {
@@ -184,7 +181,7 @@ func firstRegressions(h []history.Event, helds []held, lookup func(*history.Even
 		if beliefOf(h, i, inv) != leads || h[i].Token <= 0 {
 			continue
 		}
-		j, ok := lookup(&h[i])
+		j, ok := regressed[nodeToken{h[i].Node, h[i].Token}]
 		if !ok {
 			continue
 		}

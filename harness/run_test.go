@@ -1,0 +1,180 @@
+package harness_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/splitbrain/splitbrain/checkers"
+	"github.com/splitbrain/splitbrain/harness"
+	"github.com/splitbrain/splitbrain/history"
+	"github.com/splitbrain/splitbrain/results"
+	"github.com/splitbrain/splitbrain/workloads/resource"
+)
+
+// testConfig is a short run of a real cluster in containers.
+func testConfig(t *testing.T) harness.Config {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts containers")
+	}
+	cfg := harness.DefaultConfig()
+	cfg.RepoRoot, cfg.TargetsRoot = "..", "../targets"
+	cfg.ResultsDir = t.TempDir()
+	cfg.Progress = nil
+	cfg.Nodes = 3
+	cfg.TimeLimit = 6 * time.Second
+	cfg.QuietPeriod = 2 * time.Second
+	cfg.NemesisInterval = 2 * time.Second
+	cfg.Seed = 1
+	return cfg
+}
+
+// assertNothingLeft fails if any container or network of the run survived.
+func assertNothingLeft(t *testing.T, runID string) {
+	t.Helper()
+	ctx := context.Background()
+	d, err := harness.ConnectDocker(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	left, err := d.Remove(ctx, harness.LabelRun+"="+runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left != (harness.Removed{}) {
+		t.Errorf("run %s left %d containers and %d networks behind", runID, left.Containers, left.Networks)
+	}
+}
+
+func readHistory(t *testing.T, dir string) []history.Event {
+	t.Helper()
+	events, err := history.ReadFile(filepath.Join(dir, results.HistoryFile), history.ReadEvents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return events
+}
+
+func TestRaftUnderKillIsValid(t *testing.T) {
+	cfg := testConfig(t)
+	out, err := harness.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertNothingLeft(t, out.Info.ID)
+	if out.Report.Valid != checkers.Valid {
+		t.Fatalf("verdict %v, want valid: %+v", out.Report.Valid, out.Report.Checkers)
+	}
+	if e := out.Report.Checkers["election-safety"].Figures["elections"]; e < 1 {
+		t.Errorf("no election counted")
+	}
+	if out.Info.Timings.OpsOK == 0 {
+		t.Errorf("no write or read succeeded: %+v", out.Info.Timings)
+	}
+	var kills, heals, leaders int
+	for _, e := range readHistory(t, out.Dir) {
+		switch {
+		case e.Type == history.Nemesis && e.F == "kill" && e.Phase == history.Inject && e.Error == "":
+			kills++
+		case e.Type == history.Nemesis && e.F == "kill" && e.Phase == history.Heal && e.Error == "":
+			heals++
+		case e.Type == history.Leader && e.IsLeader:
+			leaders++
+		}
+	}
+	if kills == 0 || heals != kills {
+		t.Errorf("history holds %d kills and %d heals, want some, all healed", kills, heals)
+	}
+	if leaders == 0 {
+		t.Errorf("no leader was ever observed")
+	}
+	for _, f := range []string{results.RunFile, results.ResourceFile, results.ResultsFile, results.ReportFile, "logs/n1.log", "logs/resource.log"} {
+		if fi, err := os.Stat(filepath.Join(out.Dir, f)); err != nil || fi.Size() == 0 {
+			t.Errorf("run folder lacks %s (%v)", f, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(cfg.ResultsDir, results.LatestLink, results.ResultsFile)); err != nil {
+		t.Errorf("results/latest: %v", err)
+	}
+}
+
+func TestUnfencedResourceRunsAndReports(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Resource = resource.Unfenced
+	out, err := harness.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertNothingLeft(t, out.Info.ID)
+	if _, ok := out.Report.Checkers["stale-token"]; !ok {
+		t.Fatalf("no stale-token verdict: %+v", out.Report)
+	}
+	decisions, err := history.ReadFile(filepath.Join(out.Dir, results.ResourceFile), history.ReadDecisions)
+	if err != nil || len(decisions) == 0 || decisions[0].Mode != string(resource.Unfenced) {
+		t.Fatalf("resource log of an unfenced run: %d decisions, %v", len(decisions), err)
+	}
+}
+
+func TestNodeThatNeverBecomesHealthy(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.TargetDir = "testdata/crashing"
+	cfg.StartTimeout = 3 * time.Second
+	out, err := harness.Run(context.Background(), cfg)
+	if err == nil {
+		t.Fatal("a crashing target ran")
+	}
+	for _, want := range []string{"never became healthy", "the disk is on fire"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if out == nil {
+		t.Fatal("no outcome for a failed run")
+	}
+	assertNothingLeft(t, out.Info.ID)
+}
+
+func TestImageThatFailsToBuild(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.TargetDir = "testdata/uncompilable"
+	out, err := harness.Run(context.Background(), cfg)
+	if err == nil || !strings.Contains(err.Error(), "undefinedFunctionOfABrokenTarget") {
+		t.Fatalf("want the compiler's complaint in the error, got %v", err)
+	}
+	assertNothingLeft(t, out.Info.ID)
+}
+
+func TestDockerUnreachableSaysWhere(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+	_, err := harness.ConnectDocker(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "/nonexistent/docker.sock") {
+		t.Fatalf("want an error naming the socket, got %v", err)
+	}
+}
+
+func TestBadInputStartsNothing(t *testing.T) {
+	for name, mutate := range map[string]func(*harness.Config){
+		"unknown target":  func(c *harness.Config) { c.Target = "no-such-target" },
+		"no nodes":        func(c *harness.Config) { c.Nodes = 0 },
+		"unknown nemesis": func(c *harness.Config) { c.Nemesis = []string{"meteor"} },
+		"bad resource":    func(c *harness.Config) { c.Resource = "sloppy" },
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg := harness.DefaultConfig()
+			cfg.RepoRoot, cfg.TargetsRoot, cfg.ResultsDir = "..", "../targets", t.TempDir()
+			mutate(&cfg)
+			out, err := harness.Run(context.Background(), cfg)
+			if !harness.IsBadInput(err) {
+				t.Fatalf("want bad input, got %v", err)
+			}
+			if out != nil {
+				t.Errorf("bad input produced a run: %s", out.Dir)
+			}
+		})
+	}
+}
