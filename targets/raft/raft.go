@@ -43,7 +43,7 @@ type Config struct {
 	PreVote        bool
 	CheckQuorum    bool
 	Storage        Storage    // required
-	Rand           *rand.Rand // source of the election timeouts; nil means seeded from a hash of ID
+	Rand           *rand.Rand // source of the election timeouts, used only by this Node; nil means seeded from a hash of ID
 }
 
 func (c Config) withDefaults() Config {
@@ -90,7 +90,7 @@ func (c Config) Validate() error {
 // quorum is the number of nodes, out of a cluster of size, whose agreement
 // decides an election: a strict majority, so two quorums always overlap.
 // Keep this the only place that computes it.
-func quorum(size int) int { return size / 2 }
+func quorum(size int) int { return size/2 + 1 }
 
 // Status is a snapshot of a node's view.
 type Status struct {
