@@ -127,6 +127,15 @@ func (d *Docker) IP(ctx context.Context, id, networkName string) (string, error)
 	return ep.IPAddress.String(), nil
 }
 
+// Exited reports whether the container's process has ended, and its code.
+func (d *Docker) Exited(ctx context.Context, id string) (bool, int) {
+	res, err := d.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+	if err != nil || res.Container.State == nil || res.Container.State.Running {
+		return false, 0
+	}
+	return true, res.Container.State.ExitCode
+}
+
 // Kill sends SIGKILL to the container's processes; the container stays, with
 // its file system, so it can be started again.
 func (d *Docker) Kill(ctx context.Context, id string) error {

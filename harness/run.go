@@ -69,6 +69,11 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	}
 	r.info.Started = began.UTC()
 	r.info.Versions.Engine = r.docker.EngineVersion(ctx)
+	// run.json goes first, so that the history of a run whose controller
+	// is killed can still be analyzed: it holds the promise to judge by.
+	if err := results.WriteJSON(filepath.Join(r.dir, results.RunFile), r.info); err != nil {
+		return nil, err
+	}
 
 	runErr := r.execute(ctx)
 	if errors.Is(runErr, context.Canceled) {
@@ -91,10 +96,10 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if err := results.WriteJSON(filepath.Join(r.dir, results.RunFile), r.info); err != nil && runErr == nil {
 		runErr = err
 	}
-	if runErr == nil {
-		if err := results.WriteReport(r.dir, r.info, report); err != nil {
-			runErr = err
-		}
+	// A failed run gets a report too: it says what failed, and the index
+	// links to it.
+	if err := results.WriteReport(r.dir, r.info, report); err != nil && runErr == nil {
+		runErr = err
 	}
 	if err := store.SetLatest(r.info.ID); err != nil && runErr == nil {
 		runErr = err
@@ -257,24 +262,41 @@ func (r *run) startCluster(ctx context.Context) error {
 			}
 			if err != nil {
 				mu.Lock()
-				errs = append(errs, err)
+				errs = append(errs, r.withLog(ctx, node, err))
 				mu.Unlock()
 			}
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return err
+	if len(errs) > 0 {
+		return errs[0] // the others say the same of other nodes
 	}
 	if sick, err := c.waitHealthy(ctx, r.cfg.StartTimeout); err != nil {
 		if len(sick) > 0 && !errors.Is(err, context.Canceled) {
-			logs, _ := r.docker.Logs(context.WithoutCancel(ctx), c.ids[sick[0]])
-			return fmt.Errorf("%v; last lines of %s's log:\n%s", err, sick[0], tail(logs, 10))
+			return r.withLog(ctx, sick[0], err)
 		}
 		return err
 	}
 	r.info.Timings.ClusterStart = time.Since(start).Seconds()
 	return nil
+}
+
+// withLog explains a node that did not start: its exit code if its process
+// ended (that is the cause, whatever err says), and the tail of its log.
+func (r *run) withLog(ctx context.Context, node string, err error) error {
+	ctx = context.WithoutCancel(ctx)
+	id := r.cluster.ids[node]
+	if id == "" {
+		return err
+	}
+	if exited, code := r.docker.Exited(ctx, id); exited {
+		err = fmt.Errorf("%s never became healthy: its process exited with code %d", node, code)
+	}
+	logs, lerr := r.docker.Logs(ctx, id)
+	if lerr != nil || len(logs) == 0 {
+		return err
+	}
+	return fmt.Errorf("%v; last lines of %s's log:\n%s", err, node, tail(logs, 10))
 }
 
 // nodeEnv is the environment of the node contract (DESIGN.md, Node API)

@@ -59,10 +59,16 @@ func NewWriter(cfg Config, cluster Cluster, rec *history.Recorder) *Writer {
 	tr := &http.Transport{
 		MaxIdleConnsPerHost: cfg.Concurrency,
 		DisableCompression:  true,
-		DialContext:         (&net.Dialer{Timeout: cfg.Timeout}).DialContext,
+		// On the run's bridge a connection is made in well under a
+		// millisecond; one that takes longer goes to a node that is gone
+		// or cut off. Failing it early is safe (the node never saw the
+		// request) and frees the process for the next operation.
+		DialContext: (&net.Dialer{Timeout: min(cfg.Timeout, dialTimeout)}).DialContext,
 	}
 	return &Writer{cfg: cfg, cluster: cluster, rec: rec, http: &http.Client{Transport: tr}}
 }
+
+const dialTimeout = 250 * time.Millisecond
 
 type op struct {
 	f, key string

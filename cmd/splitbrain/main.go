@@ -144,12 +144,10 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 	cfg.Command = reproduce(fs, cfg)
 
 	out, err := harness.Run(ctx, cfg)
-	if out != nil {
-		summarize(out)
-	}
 	if err != nil {
 		return 0, err
 	}
+	summarize(out)
 	return verdictCode(out.Report.Valid), nil
 }
 
@@ -183,6 +181,10 @@ func summarize(out *harness.Outcome) {
 			}
 			fmt.Printf("    %s\n", v.Message)
 		}
+	}
+	if t.Total == 0 { // analyze: the run's own figures are in its run.json
+		fmt.Printf("  report: %s\n", filepath.Join(out.Dir, results.ReportFile))
+		return
 	}
 	fmt.Printf("  timings: images %.2fs, cluster healthy %.2fs, teardown %.2fs, check %.2fs, total %.1fs\n",
 		t.ImageBuild, t.ClusterStart, t.Teardown, t.Check, t.Total)

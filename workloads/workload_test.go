@@ -1,0 +1,74 @@
+package workloads
+
+import (
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/splitbrain/splitbrain/history"
+)
+
+// staticCluster is one node at a fixed URL.
+type staticCluster struct{ url, resource string }
+
+func (c staticCluster) Nodes() []string       { return []string{"n1"} }
+func (c staticCluster) NodeURL(string) string { return c.url }
+func (c staticCluster) ResourceURL() string   { return c.resource }
+
+func newWriter(t *testing.T, url string) *Writer {
+	rec, err := history.NewRecorder(t.TempDir()+"/h.jsonl", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rec.Close() })
+	return NewWriter(Config{Rate: 1, Concurrency: 1, Keys: 1, Timeout: 300 * time.Millisecond}, staticCluster{url: url}, rec)
+}
+
+// The node API's answers map to Jepsen's outcomes.
+func TestWriteOutcomes(t *testing.T) {
+	for _, c := range []struct {
+		status int
+		body   string
+		want   history.Type
+		token  int64
+	}{
+		{200, `{"ok":true,"token":7,"seq":3}`, history.OK, 7},
+		{409, `{"error":"not-leader"}`, history.Fail, 0},
+		{412, `{"error":"fenced","token":6,"current":7}`, history.Fail, 6},
+		{503, `{"error":"resource unreachable"}`, history.Info, 0},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(c.status)
+			w.Write([]byte(c.body))
+		}))
+		e := newWriter(t, srv.URL).write("n1", "k", "v")
+		srv.Close()
+		if e.Type != c.want || e.Token != c.token {
+			t.Errorf("%d %s: recorded %s token %d, want %s token %d", c.status, c.body, e.Type, e.Token, c.want, c.token)
+		}
+	}
+}
+
+// A node that cannot be connected to never saw the write: fail. A node
+// that took the request and went silent may have done it: info.
+func TestTransportOutcomes(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String()
+	ln.Close()
+	if e := newWriter(t, closed).write("n1", "k", "v"); e.Type != history.Fail {
+		t.Errorf("refused connection recorded as %s (%s)", e.Type, e.Error)
+	}
+
+	hang := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { <-hang }))
+	defer srv.Close()
+	defer close(hang)
+	if e := newWriter(t, srv.URL).write("n1", "k", "v"); e.Type != history.Info {
+		t.Errorf("timed-out write recorded as %s (%s)", e.Type, e.Error)
+	}
+}
