@@ -182,7 +182,7 @@ func summarize(out *harness.Outcome) {
 			fmt.Printf("    %s\n", v.Message)
 		}
 	}
-	if t.Total == 0 { // analyze: the run's own figures are in its run.json
+	if t.Total == 0 { // a run whose controller died measured nothing
 		fmt.Printf("  report: %s\n", filepath.Join(out.Dir, results.ReportFile))
 		return
 	}
