@@ -63,7 +63,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	defer r.docker.Close()
 
 	began := time.Now()
-	store := results.Store{Root: cfg.ResultsDir}
+	store := results.Store{Root: r.cfg.ResultsDir}
 	if r.dir, err = store.Create(r.info.ID); err != nil {
 		return nil, err
 	}
@@ -85,7 +85,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	var report checkers.Report
 	if runErr == nil {
 		checkStart := time.Now()
-		report, err = Analyze(r.dir, r.promise, cfg.ObserveInterval)
+		report, err = Analyze(r.dir, r.promise, r.cfg.ObserveInterval)
 		r.info.Timings.Check = time.Since(checkStart).Seconds()
 		if err != nil {
 			runErr = err

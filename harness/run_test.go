@@ -62,6 +62,14 @@ func readHistory(t *testing.T, dir string) []history.Event {
 
 func TestRaftUnderKillIsValid(t *testing.T) {
 	cfg := testConfig(t)
+	// A relative results folder, as the CLI's default is: Docker needs
+	// absolute paths to mount, the harness must make them so.
+	wd, _ := os.Getwd()
+	rel, err := filepath.Rel(wd, cfg.ResultsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ResultsDir = rel
 	out, err := harness.Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

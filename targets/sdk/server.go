@@ -97,7 +97,9 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request) {
 		reply(w, http.StatusConflict, map[string]string{"error": "not-leader", "leader_id": l.LeaderID})
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), s.WriteTimeout)
+	// The write is the node's own act: a client that hangs up (it timed
+	// out while this node was frozen, say) does not call it off.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), s.WriteTimeout)
 	defer cancel()
 	resp, err := s.resource.Write(ctx, resource.WriteRequest{Key: req.Key, Value: req.Value, Token: l.Token, Node: s.env.Node})
 	switch {
