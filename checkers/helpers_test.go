@@ -48,6 +48,11 @@ func (b *hist) write(t int64, p int, typ history.Type, node, key, value string, 
 	return inv, b.done(t+2, p, typ, node, key, value, token, err)
 }
 
+// silent records a poll of node that got no answer at t ms.
+func (b *hist) silent(t int64, node string) int64 {
+	return b.add(history.Event{Type: history.Leader, Node: node, Time: ms(t), Error: "timeout"})
+}
+
 func (b *hist) events() []history.Event { return b.ev }
 
 // dec is one resource decision.

@@ -37,15 +37,15 @@ type window struct {
 // when their answer reached the controller. A token of 0 (not told) is
 // taken as the token the interval already has.
 //
-// Silence is not disproof: a node heard again with the same token after a
-// gap (frozen, or cut off from the controller) is taken to have believed
-// throughout, since it came back still believing and nothing in between
-// says it ever stopped. The same holds across a restart: a node killed
-// and back with its old token counts as leading while it was down, which
-// can only lengthen a window that its stale belief after the restart
-// proves anyway. Time before an interval's first proof and after
-// its last is never counted, so overlap is a lower bound, precise to about
-// one observation interval.
+// Silence ends an interval too: a poll the node did not answer (it was
+// frozen, down, or cut off from the controller) proves nothing about its
+// belief, so a node heard again with its old token afterwards starts a new
+// interval. A frozen leader's stale belief counts from the moment it is
+// heard again, not through the freeze, in which it could not act on it.
+// A gap between proofs with no unanswered poll in it (a sparse history)
+// is bridged. Time before an interval's first proof and after its last is
+// never counted, so overlap is a lower bound, precise to about one
+// observation interval.
 //
 // Windows are found with a sweep over the sorted interval ends. Under an
 // exclusive promise every window is a violation; under overlap-bound D only
@@ -156,7 +156,7 @@ func beliefIntervals(h []history.Event) ([]interval, []string) {
 		}
 		cur := &open[id]
 		switch {
-		case b == follows:
+		case b == follows || b == silent:
 			if isOn[id] {
 				ivs = append(ivs, *cur)
 				isOn[id] = false

@@ -82,7 +82,22 @@ func TestLeaderOverlap(t *testing.T) {
 			want:    want{valid: Unknown, windows: 1, note: "not judged", figures: oneWindow},
 		},
 		{
-			name: "a frozen leader heard again with its old token overlaps throughout",
+			name: "a frozen leader counts again only from when it is heard",
+			build: func(b *hist) {
+				b.lead(10, "n1", 1)  // 0, then n1 is frozen
+				b.lead(100, "n2", 2) // 1
+				b.silent(260, "n1")  // 2: the poll of n1 went unanswered
+				b.lead(500, "n2", 2) // 3
+				b.lead(600, "n1", 1) // 4: n1 wakes up believing it leads
+				b.lead(620, "n1", 1) // 5
+				b.follow(650, "n1")  // 6
+				b.lead(650, "n2", 2) // 7
+			},
+			promise: bound(50 * time.Millisecond),
+			want:    want{valid: Valid, windows: 1, figures: map[string]float64{"windows": 1, "total_s": 0.02, "longest_s": 0.02, "intervals": 3}},
+		},
+		{
+			name: "a gap without an unanswered poll is bridged",
 			build: func(b *hist) {
 				b.lead(10, "n1", 1)  // 0, then n1 is frozen
 				b.lead(100, "n2", 2) // 1

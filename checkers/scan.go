@@ -45,6 +45,7 @@ const (
 	noBelief belief = iota // proves nothing
 	leads                  // the node believed it led, with the event's Token (0: not told)
 	follows                // the node believed it did not lead
+	silent                 // the node was polled and did not answer
 )
 
 // beliefOf says what h[i] proves about h[i].Node; inv is the invoke h[i]
@@ -52,7 +53,9 @@ const (
 // node acknowledged (it wrote as leader), a write the fence refused (the
 // node wrote as leader, with the token it reports) and a write the node
 // refused as not leader. An indeterminate write proves nothing, and neither
-// does a read: its Node and Token are the register's, not a belief.
+// does a read: its Node and Token are the register's, not a belief. An
+// observation that got no answer proves silence: the node was frozen, down
+// or cut off from the controller.
 func beliefOf(h []history.Event, i, inv int) belief {
 	e := &h[i]
 	if e.Node == "" {
@@ -62,7 +65,7 @@ func beliefOf(h []history.Event, i, inv int) belief {
 	case history.Leader:
 		switch {
 		case e.Error != "":
-			return noBelief
+			return silent
 		case e.IsLeader:
 			return leads
 		}

@@ -3,6 +3,7 @@ package workloads
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -53,7 +54,7 @@ func (o *Observer) poll(ctx context.Context, node string) {
 	t := time.NewTicker(o.interval)
 	defer t.Stop()
 	for {
-		if e, ok := o.observe(ctx, node); ok {
+		if e, ok := o.observe(ctx, node); ok && ctx.Err() == nil {
 			e = o.rec.Record(e)
 			o.mu.Lock()
 			o.latest[node] = e
@@ -67,19 +68,23 @@ func (o *Observer) poll(ctx context.Context, node string) {
 	}
 }
 
+// observe asks node for its belief. A poll that gets no usable answer is
+// recorded too, with the reason in Error: silence is what tells the
+// checkers that a node (frozen, down, cut off) proved nothing for a while.
 func (o *Observer) observe(ctx context.Context, node string) (history.Event, bool) {
 	base := o.cluster.NodeURL(node)
 	if base == "" {
 		return history.Event{}, false
 	}
-	sent := o.rec.Now()
+	e := history.Event{Type: history.Leader, Node: node, Sent: o.rec.Now()}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/leader", nil)
 	if err != nil {
 		return history.Event{}, false
 	}
 	resp, err := o.http.Do(req)
 	if err != nil {
-		return history.Event{}, false
+		e.Error = "no answer: " + err.Error()
+		return e, true
 	}
 	defer resp.Body.Close()
 	var ans struct {
@@ -88,9 +93,10 @@ func (o *Observer) observe(ctx context.Context, node string) (history.Event, boo
 		LeaderID string `json:"leader_id"`
 	}
 	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&ans) != nil {
-		return history.Event{}, false
+		e.Error = fmt.Sprintf("unusable answer: status %d", resp.StatusCode)
+		return e, true
 	}
-	e := history.Event{Type: history.Leader, Node: node, Sent: sent, IsLeader: ans.Leader, LeaderID: ans.LeaderID}
+	e.IsLeader, e.LeaderID = ans.Leader, ans.LeaderID
 	if ans.Leader {
 		e.Token = ans.Token
 	}

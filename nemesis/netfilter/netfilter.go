@@ -1,0 +1,318 @@
+// Package netfilter applies a node's partition rules in its own network namespace, in a table of splitbrain's own.
+//
+// It runs inside the namespace it filters: in practice in a sidecar container
+// started with --network container:<node> and --cap-add NET_ADMIN, so target
+// images need no tools of ours and nothing on the host is ever changed.
+//
+// Everything lives in one table, inet "splitbrain". Docker keeps NAT rules for
+// its embedded DNS server (127.0.0.11) in every container's namespace, so this
+// package never flushes the ruleset and never touches any other table.
+//
+// Only IPv4 is supported: splitbrain's networks are IPv4 bridges. IPv6
+// addresses are rejected rather than silently ignored, and the rules match
+// IPv4 packets only, so IPv6 traffic is never dropped.
+package netfilter
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/google/nftables"
+	"github.com/google/nftables/expr"
+	"golang.org/x/sys/unix"
+)
+
+// Table is the name of splitbrain's nftables table (family inet).
+const Table = "splitbrain"
+
+// Port is the TCP port the sidecar serves Handler on, inside the node's
+// network namespace.
+const Port = 7979
+
+// chainName is the one base chain in Table, hooked on input.
+const chainName = "input"
+
+// Rules is what one node drops.
+type Rules struct {
+	// Drop: every packet from these sources (input hook). On its own this
+	// cuts TCP both ways (the SYN-ACK from a peer is dropped too), but a
+	// datagram this node sends still arrives: apply Drop on both sides for
+	// a symmetric partition.
+	Drop []netip.Addr `json:"drop,omitempty"`
+	// DropInitiated: packets from these sources on connections THEY
+	// initiated (ct direction original): they cannot open connections to
+	// us, we can still reach them. Connections they had already opened stall
+	// too, as their packets are in the original direction.
+	DropInitiated []netip.Addr `json:"drop_initiated,omitempty"`
+}
+
+// Empty reports whether r drops nothing.
+func (r Rules) Empty() bool {
+	return len(r.Drop) == 0 && len(r.DropInitiated) == 0
+}
+
+// String renders r on one line, for logs.
+func (r Rules) String() string {
+	join := func(as []netip.Addr) string {
+		s := make([]string, len(as))
+		for i, a := range as {
+			s[i] = a.String()
+		}
+		return "[" + strings.Join(s, " ") + "]"
+	}
+	return "drop=" + join(r.Drop) + " drop_initiated=" + join(r.DropInitiated)
+}
+
+// normalize checks every address and returns r with IPv4-mapped IPv6
+// addresses unmapped, each list sorted and deduplicated, so that Current
+// reads back exactly what Apply was given after normalizing.
+func (r Rules) normalize() (Rules, error) {
+	var errs []error
+	clean := func(field string, as []netip.Addr) []netip.Addr {
+		out := make([]netip.Addr, 0, len(as))
+		for _, a := range as {
+			a = a.Unmap()
+			switch {
+			case !a.IsValid():
+				errs = append(errs, fmt.Errorf("%s: invalid (zero) address", field))
+			case !a.Is4():
+				errs = append(errs, fmt.Errorf("%s: %s is not an IPv4 address (only IPv4 is supported)", field, a))
+			default:
+				out = append(out, a)
+			}
+		}
+		slices.SortFunc(out, netip.Addr.Compare)
+		out = slices.Compact(out)
+		if len(out) == 0 {
+			return nil
+		}
+		return out
+	}
+	n := Rules{Drop: clean("drop", r.Drop), DropInitiated: clean("drop_initiated", r.DropInitiated)}
+	return n, errors.Join(errs...)
+}
+
+// Validate reports whether Apply would accept r (IPv4 addresses only).
+func (r Rules) Validate() error {
+	_, err := r.normalize()
+	return err
+}
+
+// mu serializes this process's changes and reads, so that Current never
+// reads a table halfway between the list and the dump of a concurrent Apply.
+var mu sync.Mutex
+
+var table = &nftables.Table{Name: Table, Family: nftables.TableFamilyINet}
+
+// Apply replaces the table's content with r, atomically: one netlink batch
+// that removes our table if present and recreates it with a chain 'input'
+// (type filter, hook input, priority filter, policy accept) and the rules.
+// The kernel commits a batch as one transaction, so there is never a moment
+// with the old rules gone and the new ones not yet in place. Empty rules
+// remove the table.
+func Apply(r Rules) error {
+	n, err := r.normalize()
+	if err != nil {
+		return err
+	}
+	if n.Empty() {
+		return Clear()
+	}
+	mu.Lock()
+	defer mu.Unlock()
+
+	c, err := nftables.New()
+	if err != nil {
+		return fmt.Errorf("netfilter: %w", err)
+	}
+	resetTable(c)
+	c.AddTable(table)
+	chain := c.AddChain(&nftables.Chain{
+		Name:     chainName,
+		Table:    table,
+		Type:     nftables.ChainTypeFilter,
+		Hooknum:  nftables.ChainHookInput,
+		Priority: nftables.ChainPriorityFilter,
+		Policy:   ref(nftables.ChainPolicyAccept),
+	})
+	for _, a := range n.Drop {
+		c.AddRule(&nftables.Rule{Table: table, Chain: chain, Exprs: dropExprs(a, false)})
+	}
+	for _, a := range n.DropInitiated {
+		c.AddRule(&nftables.Rule{Table: table, Chain: chain, Exprs: dropExprs(a, true)})
+	}
+	if err := c.Flush(); err != nil {
+		return fmt.Errorf("netfilter: apply %s: %w", n, err)
+	}
+	return nil
+}
+
+// Clear removes the table if present. Clearing an absent table is not an
+// error.
+func Clear() error {
+	mu.Lock()
+	defer mu.Unlock()
+	c, err := nftables.New()
+	if err != nil {
+		return fmt.Errorf("netfilter: %w", err)
+	}
+	resetTable(c)
+	if err := c.Flush(); err != nil {
+		return fmt.Errorf("netfilter: clear: %w", err)
+	}
+	return nil
+}
+
+// resetTable queues the removal of our table whether or not it exists: "add"
+// (without NLM_F_EXCL) is a no-op on an existing table and creates an empty
+// one otherwise, so the "delete" that follows always has a table to delete.
+// This is the idiom `nft -f` files use ("table x; delete table x"). Unlike
+// listing the tables first, it needs no extra round trip and cannot race with
+// the table appearing or vanishing in between: the batch is one transaction.
+func resetTable(c *nftables.Conn) {
+	c.AddTable(table)
+	c.DelTable(table)
+}
+
+// dropExprs builds "meta nfproto ipv4 ip saddr <a> [ct direction original] drop".
+// The nfproto check matters in an inet table: without it, bytes 12..15 of an
+// IPv6 header (inside its source address) would be compared too.
+func dropExprs(a netip.Addr, initiated bool) []expr.Any {
+	ip := a.As4()
+	e := []expr.Any{
+		&expr.Meta{Key: expr.MetaKeyNFPROTO, Register: 1},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{unix.NFPROTO_IPV4}},
+		// IPv4 source address: network header, offset 12, 4 bytes.
+		&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: 12, Len: 4},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: ip[:]},
+	}
+	if initiated {
+		// IP_CT_DIR_ORIGINAL is 0: the packet travels in the direction of
+		// the connection's first packet, so the peer opened it. Replies to
+		// connections we opened are IP_CT_DIR_REPLY and pass.
+		e = append(e,
+			&expr.Ct{Key: expr.CtKeyDIRECTION, Register: 1},
+			&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{0}},
+		)
+	}
+	return append(e, &expr.Verdict{Kind: expr.VerdictDrop})
+}
+
+// Current reads back our table's rules as Rules, or empty Rules when the
+// table is absent. A rule in our table that Apply could not have written is
+// an error rather than being skipped, so a test never passes on a misread.
+func Current() (Rules, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	c, err := nftables.New()
+	if err != nil {
+		return Rules{}, fmt.Errorf("netfilter: %w", err)
+	}
+	present, err := tablePresent(c)
+	if err != nil || !present {
+		return Rules{}, err
+	}
+	rs, err := c.GetRules(table, &nftables.Chain{Name: chainName, Table: table})
+	if err != nil {
+		return Rules{}, fmt.Errorf("netfilter: list rules: %w", err)
+	}
+	var out Rules
+	for _, r := range rs {
+		a, initiated, err := parseRule(r.Exprs)
+		if err != nil {
+			return Rules{}, fmt.Errorf("netfilter: rule handle %d: %w", r.Handle, err)
+		}
+		if initiated {
+			out.DropInitiated = append(out.DropInitiated, a)
+		} else {
+			out.Drop = append(out.Drop, a)
+		}
+	}
+	return out, nil
+}
+
+// Tables lists every table in the namespace as "family name", ours and
+// everybody else's (Docker's among them), for checking that only ours changes.
+func Tables() ([]string, error) {
+	c, err := nftables.New()
+	if err != nil {
+		return nil, fmt.Errorf("netfilter: %w", err)
+	}
+	ts, err := c.ListTables()
+	if err != nil {
+		return nil, fmt.Errorf("netfilter: list tables: %w", err)
+	}
+	out := make([]string, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, familyName(t.Family)+" "+t.Name)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+func tablePresent(c *nftables.Conn) (bool, error) {
+	ts, err := c.ListTablesOfFamily(nftables.TableFamilyINet)
+	if err != nil {
+		return false, fmt.Errorf("netfilter: list tables: %w", err)
+	}
+	return slices.ContainsFunc(ts, func(t *nftables.Table) bool { return t.Name == Table }), nil
+}
+
+// parseRule recognizes exactly the expressions dropExprs writes.
+func parseRule(es []expr.Any) (addr netip.Addr, initiated bool, err error) {
+	bad := fmt.Errorf("not a splitbrain rule: %d expressions", len(es))
+	if len(es) != 5 && len(es) != 7 {
+		return addr, false, bad
+	}
+	if m, ok := es[0].(*expr.Meta); !ok || m.Key != expr.MetaKeyNFPROTO {
+		return addr, false, bad
+	}
+	if c, ok := es[1].(*expr.Cmp); !ok || c.Op != expr.CmpOpEq || !slices.Equal(c.Data, []byte{unix.NFPROTO_IPV4}) {
+		return addr, false, bad
+	}
+	if p, ok := es[2].(*expr.Payload); !ok || p.Base != expr.PayloadBaseNetworkHeader || p.Offset != 12 || p.Len != 4 {
+		return addr, false, bad
+	}
+	c, ok := es[3].(*expr.Cmp)
+	if !ok || c.Op != expr.CmpOpEq || len(c.Data) != 4 {
+		return addr, false, bad
+	}
+	addr = netip.AddrFrom4([4]byte(c.Data))
+	if len(es) == 7 {
+		if ct, ok := es[4].(*expr.Ct); !ok || ct.Key != expr.CtKeyDIRECTION {
+			return addr, false, bad
+		}
+		if d, ok := es[5].(*expr.Cmp); !ok || d.Op != expr.CmpOpEq || !slices.Equal(d.Data, []byte{0}) {
+			return addr, false, bad
+		}
+		initiated = true
+	}
+	if v, ok := es[len(es)-1].(*expr.Verdict); !ok || v.Kind != expr.VerdictDrop {
+		return addr, false, bad
+	}
+	return addr, initiated, nil
+}
+
+func familyName(f nftables.TableFamily) string {
+	switch f {
+	case nftables.TableFamilyINet:
+		return "inet"
+	case nftables.TableFamilyIPv4:
+		return "ip"
+	case nftables.TableFamilyIPv6:
+		return "ip6"
+	case nftables.TableFamilyARP:
+		return "arp"
+	case nftables.TableFamilyNetdev:
+		return "netdev"
+	case nftables.TableFamilyBridge:
+		return "bridge"
+	}
+	return fmt.Sprintf("family(%d)", f)
+}
+
+func ref[T any](v T) *T { return &v }
