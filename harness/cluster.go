@@ -1,28 +1,50 @@
 package harness
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"maps"
 	"net/http"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/splitbrain/splitbrain/nemesis"
+	"github.com/splitbrain/splitbrain/nemesis/netfilter"
+	"github.com/splitbrain/splitbrain/targets/sdk"
+)
+
+// clockFile is the name of a node's clock file in its clock folder, which
+// is mounted at clockMount inside the node.
+const (
+	clockFile  = "clock.json"
+	clockMount = "/splitbrain-clock"
 )
 
 // cluster is the running system under test as the workload and the nemesis
 // see it: node names, their current addresses, and the Docker handles
-// behind them.
+// behind them. It carries out the nemesis's faults.
 type cluster struct {
-	docker  *Docker
-	network string
-	port    int
-	leader  func() string // the observer's view, set once it runs
+	docker   *Docker
+	network  string
+	port     int
+	leader   func() string // the observer's view, set once it runs
+	clockDir string        // host folder with a subfolder per node, mounted into it
 
 	mu          sync.RWMutex
 	nodes       []string
-	ids         map[string]string // node -> container id
-	urls        map[string]string // node -> node API base URL
+	ids         map[string]string     // node or "resource" -> container id
+	ips         map[string]netip.Addr // node or "resource" -> address on the run's network
+	sidecars    map[string]string     // node -> its packet-filter sidecar's container id
+	grudge      nemesis.Grudge        // the partition in effect
 	resourceURL string
 }
 
@@ -31,7 +53,10 @@ func (c *cluster) Nodes() []string { return c.nodes }
 func (c *cluster) NodeURL(node string) string {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return c.urls[node]
+	if ip, ok := c.ips[node]; ok {
+		return fmt.Sprintf("http://%s:%d", ip, c.port)
+	}
+	return ""
 }
 
 func (c *cluster) ResourceURL() string { return c.resourceURL }
@@ -47,28 +72,172 @@ func (c *cluster) Kill(ctx context.Context, node string) error {
 	return c.docker.Kill(ctx, c.ids[node])
 }
 
-// Restart starts a killed node again and learns its address anew.
+// Restart starts a killed node again, learns its address anew, and puts
+// its packet-filter sidecar into its new network namespace with the rules
+// of the partition in effect: a restarted node stays partitioned.
 func (c *cluster) Restart(ctx context.Context, node string) error {
 	if err := c.docker.Restart(ctx, c.ids[node]); err != nil {
 		return err
 	}
-	return c.learnAddress(ctx, node)
+	if err := c.learnAddress(ctx, node); err != nil {
+		return err
+	}
+	c.mu.RLock()
+	sidecar, g := c.sidecars[node], c.grudge
+	c.mu.RUnlock()
+	if sidecar == "" {
+		return nil
+	}
+	if err := c.docker.RestartContainer(ctx, sidecar); err != nil {
+		return fmt.Errorf("restart %s's packet filter: %v", node, err)
+	}
+	if err := c.waitSidecars(ctx, []string{node}, 10*time.Second); err != nil {
+		return err
+	}
+	// The address may have changed: every node's rules are rewritten.
+	return c.Partition(ctx, g)
 }
+
+func (c *cluster) Pause(ctx context.Context, node string) error {
+	return c.docker.Pause(ctx, c.ids[node])
+}
+
+func (c *cluster) Resume(ctx context.Context, node string) error {
+	return c.docker.Unpause(ctx, c.ids[node])
+}
+
+// SetClock rewrites the node's clock file, which the node's SDK clock reads.
+// It is replaced by a rename, so a node never reads half of it.
+func (c *cluster) SetClock(_ context.Context, node string, s sdk.Skew) error {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(c.clockDir, node)
+	tmp := filepath.Join(dir, ".clock.tmp")
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(dir, clockFile))
+}
+
+// Partition gives every node the rules of g, all at once, through each
+// node's sidecar; nodes g does not name get none. The controller's own
+// address is never in a rule, so it always reaches every node.
+func (c *cluster) Partition(ctx context.Context, g nemesis.Grudge) error {
+	c.mu.Lock()
+	c.grudge = g
+	ips := maps.Clone(c.ips)
+	c.mu.Unlock()
+	if len(c.sidecars) == 0 {
+		if len(g) == 0 {
+			return nil
+		}
+		return errors.New("no packet-filter sidecars: the run was started without partition faults")
+	}
+	addrs := func(names []string) ([]netip.Addr, error) {
+		out := make([]netip.Addr, 0, len(names))
+		for _, n := range names {
+			ip, ok := ips[n]
+			if !ok {
+				return nil, fmt.Errorf("no address for %s", n)
+			}
+			out = append(out, ip)
+		}
+		return out, nil
+	}
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	for _, node := range c.nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			drops := g[node]
+			all, err := addrs(drops.All)
+			if err == nil {
+				var initiated []netip.Addr
+				if initiated, err = addrs(drops.Initiated); err == nil {
+					err = c.applyRules(ctx, ips[node], netfilter.Rules{Drop: all, DropInitiated: initiated})
+				}
+			}
+			if err != nil {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("%s: %v", node, err))
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// applyRules replaces one node's rules through the sidecar in its network
+// namespace: empty rules remove splitbrain's table there.
+func (c *cluster) applyRules(ctx context.Context, node netip.Addr, r netfilter.Rules) error {
+	url := fmt.Sprintf("http://%s/rules", netip.AddrPortFrom(node, netfilter.Port))
+	method, body := http.MethodDelete, []byte(nil)
+	if !r.Empty() {
+		method = http.MethodPut
+		var err error
+		if body, err = json.Marshal(r); err != nil {
+			return err
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	resp, err := sidecarClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return fmt.Errorf("packet filter answered %d: %s", resp.StatusCode, strings.TrimSpace(string(msg)))
+	}
+	return nil
+}
+
+var sidecarClient = &http.Client{Timeout: 5 * time.Second}
 
 func (c *cluster) learnAddress(ctx context.Context, node string) error {
 	ip, err := c.docker.IP(ctx, c.ids[node], c.network)
 	if err != nil {
 		return err
 	}
+	addr, err := netip.ParseAddr(ip)
+	if err != nil {
+		return err
+	}
 	c.mu.Lock()
-	c.urls[node] = fmt.Sprintf("http://%s:%d", ip, c.port)
+	c.ips[node] = addr
 	c.mu.Unlock()
 	return nil
+}
+
+// waitSidecars waits until the packet-filter sidecars of nodes answer.
+func (c *cluster) waitSidecars(ctx context.Context, nodes []string, timeout time.Duration) error {
+	_, err := waitAll(ctx, nodes, timeout, func(node string) string {
+		c.mu.RLock()
+		defer c.mu.RUnlock()
+		return fmt.Sprintf("http://%s/health", netip.AddrPortFrom(c.ips[node], netfilter.Port))
+	})
+	return err
 }
 
 // waitHealthy polls GET /health on every node until all answer 200 or the
 // deadline passes; then it names the nodes that never did.
 func (c *cluster) waitHealthy(ctx context.Context, timeout time.Duration) ([]string, error) {
+	return waitAll(ctx, c.nodes, timeout, func(node string) string { return c.NodeURL(node) + "/health" })
+}
+
+// waitAll polls url(node) for every node until each answers 200 or the
+// deadline passes, and names the nodes that never did.
+func waitAll(ctx context.Context, nodes []string, timeout time.Duration, url func(string) string) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	hc := &http.Client{Timeout: 500 * time.Millisecond}
@@ -77,12 +246,12 @@ func (c *cluster) waitHealthy(ctx context.Context, timeout time.Duration) ([]str
 		mu      sync.Mutex
 		pending []string
 	)
-	for _, node := range c.nodes {
+	for _, node := range nodes {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for {
-				resp, err := hc.Get(c.NodeURL(node) + "/health")
+				resp, err := hc.Get(url(node))
 				if err == nil {
 					resp.Body.Close()
 					if resp.StatusCode == http.StatusOK {
@@ -105,6 +274,7 @@ func (c *cluster) waitHealthy(ctx context.Context, timeout time.Duration) ([]str
 		if errors.Is(ctx.Err(), context.Canceled) {
 			return pending, ctx.Err()
 		}
+		sort.Strings(pending)
 		return pending, fmt.Errorf("%s never became healthy within %s", strings.Join(pending, ", "), timeout)
 	}
 	return nil, nil

@@ -149,6 +149,49 @@ func (d *Docker) Restart(ctx context.Context, id string) error {
 	return err
 }
 
+// Pause freezes every process of the container (cgroup freezer).
+func (d *Docker) Pause(ctx context.Context, id string) error {
+	_, err := d.cli.ContainerPause(ctx, id, client.ContainerPauseOptions{})
+	return err
+}
+
+// Unpause thaws a paused container.
+func (d *Docker) Unpause(ctx context.Context, id string) error {
+	_, err := d.cli.ContainerUnpause(ctx, id, client.ContainerUnpauseOptions{})
+	return err
+}
+
+// StartSidecar starts a container of image in the network namespace of the
+// container target, with NET_ADMIN and nothing more: the packet-filter
+// helper of a node. Target images need no tools of ours, and no container
+// of the run is privileged.
+func (d *Docker) StartSidecar(ctx context.Context, runID, name, target, image string) (string, error) {
+	res, err := d.cli.ContainerCreate(ctx, client.ContainerCreateOptions{
+		Name:   "splitbrain-" + runID + "-" + name,
+		Config: &container.Config{Image: image, Labels: runLabels(runID, name)},
+		HostConfig: &container.HostConfig{
+			NetworkMode: container.NetworkMode("container:" + target),
+			CapAdd:      []string{"NET_ADMIN"},
+		},
+	})
+	if err != nil {
+		return "", fmt.Errorf("create %s: %v", name, err)
+	}
+	if _, err := d.cli.ContainerStart(ctx, res.ID, client.ContainerStartOptions{}); err != nil {
+		return res.ID, fmt.Errorf("start %s: %v", name, err)
+	}
+	return res.ID, nil
+}
+
+// RestartContainer stops (if running) and starts a container again. A
+// sidecar must be restarted after its node was: a started container gets a
+// new network namespace, and the sidecar has to join that one.
+func (d *Docker) RestartContainer(ctx context.Context, id string) error {
+	timeout := 0
+	_, err := d.cli.ContainerRestart(ctx, id, client.ContainerRestartOptions{Timeout: &timeout})
+	return err
+}
+
 // Logs returns the container's whole output, stdout and stderr interleaved.
 func (d *Docker) Logs(ctx context.Context, id string) ([]byte, error) {
 	res, err := d.cli.ContainerLogs(ctx, id, client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true})

@@ -6,10 +6,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -42,6 +45,7 @@ type run struct {
 	manifest targets.Manifest
 	promise  checkers.Promise
 	faults   []nemesis.Fault
+	plan     []nemesis.Step
 	docker   *Docker
 	dir      string
 	info     results.Info
@@ -131,23 +135,29 @@ func prepare(cfg Config) (*run, error) {
 	if err != nil {
 		return nil, badInput("target %s: %v", m.Name, err)
 	}
-	faults, err := nemesis.Parse(cfg.Nemesis)
+	faults, err := nemesis.Expand(cfg.Nemesis)
 	if err != nil {
 		return nil, badInput("%v", err)
 	}
+	names := make([]string, len(faults))
+	for i, f := range faults {
+		names[i] = f.Name
+	}
+	plan := nemesis.Plan(names, cfg.NemesisInterval, cfg.TimeLimit, cfg.Seed)
 	if cfg.ResultsDir, err = filepath.Abs(cfg.ResultsDir); err != nil {
 		return nil, badInput("--results: %v", err)
 	}
 	cfg.Target = m.Name
 	return &run{
-		cfg: cfg, manifest: m, promise: promise, faults: faults,
+		cfg: cfg, manifest: m, promise: promise, faults: faults, plan: plan,
 		info: results.Info{
-			ID:      newRunID(m.Name),
-			Command: cfg.Command,
-			Target:  m.Name,
-			Promise: promise.String(),
-			Config:  cfg,
-			Seed:    cfg.Seed,
+			Schedule: plan,
+			ID:       newRunID(m.Name),
+			Command:  cfg.Command,
+			Target:   m.Name,
+			Promise:  promise.String(),
+			Config:   cfg,
+			Seed:     cfg.Seed,
 			Versions: results.Versions{
 				Splitbrain: version(),
 				Go:         runtime.Version(),
@@ -176,51 +186,69 @@ func (r *run) execute(ctx context.Context) (err error) {
 	return r.drive(ctx)
 }
 
-func (r *run) imageTags() (node, res string) {
-	return "splitbrain/" + r.manifest.Name + ":latest", "splitbrain/resource:latest"
+// Images of a run: the target's nodes, the resource, and the packet-filter
+// sidecar.
+func (r *run) nodeImage() string { return "splitbrain/" + r.manifest.Name + ":latest" }
+
+const (
+	resourceImage  = "splitbrain/resource:latest"
+	netfilterImage = "splitbrain/netfilter:latest"
+	netfilterMain  = "./nemesis/netfilter/cmd/netfilter"
+)
+
+// partitions says whether the plan needs packet-filter sidecars.
+func (r *run) partitions() bool {
+	return slices.ContainsFunc(r.faults, func(f nemesis.Fault) bool { return strings.HasPrefix(f.Name, "partition-") })
 }
 
 func (r *run) buildImages(ctx context.Context) error {
 	start := time.Now()
-	node, res := r.imageTags()
-	var (
-		wg   sync.WaitGroup
-		errs [2]error
-	)
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		errs[0] = r.docker.BuildGoImage(ctx, node, r.manifest.Dir, r.manifest.Build.Go)
-	}()
-	go func() {
-		defer wg.Done()
-		errs[1] = r.docker.BuildGoImage(ctx, res, r.cfg.RepoRoot, resourceMain)
-	}()
+	type build struct{ tag, dir, pkg string }
+	builds := []build{
+		{r.nodeImage(), r.manifest.Dir, r.manifest.Build.Go},
+		{resourceImage, r.cfg.RepoRoot, resourceMain},
+	}
+	if r.partitions() {
+		builds = append(builds, build{netfilterImage, r.cfg.RepoRoot, netfilterMain})
+	}
+	errs := make([]error, len(builds))
+	var wg sync.WaitGroup
+	for i, b := range builds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = r.docker.BuildGoImage(ctx, b.tag, b.dir, b.pkg)
+		}()
+	}
 	wg.Wait()
 	r.info.Timings.ImageBuild = time.Since(start).Seconds()
-	return errors.Join(errs[:]...)
+	return errors.Join(errs...)
 }
 
 // startCluster starts the resource and every node on a fresh internal
 // network and waits until every node answers /health.
 func (r *run) startCluster(ctx context.Context) error {
 	start := time.Now()
-	nodeImage, resImage := r.imageTags()
 	netName, err := r.docker.NewNetwork(ctx, r.info.ID)
 	if err != nil {
 		return err
 	}
 	c := &cluster{
 		docker: r.docker, network: netName, port: r.manifest.Port,
-		ids: map[string]string{}, urls: map[string]string{},
+		clockDir: filepath.Join(r.dir, "clocks"),
+		ids:      map[string]string{}, ips: map[string]netip.Addr{}, sidecars: map[string]string{},
 	}
 	r.cluster = c
 	for i := 1; i <= r.cfg.Nodes; i++ {
-		c.nodes = append(c.nodes, fmt.Sprintf("n%d", i))
+		node := fmt.Sprintf("n%d", i)
+		c.nodes = append(c.nodes, node)
+		if err := os.MkdirAll(filepath.Join(c.clockDir, node), 0o755); err != nil {
+			return err
+		}
 	}
 
 	res, err := r.docker.Start(ctx, ContainerSpec{
-		RunID: r.info.ID, Name: "resource", Image: resImage, Network: netName,
+		RunID: r.info.ID, Name: "resource", Image: resourceImage, Network: netName,
 		Env: map[string]string{
 			"SPLITBRAIN_RESOURCE_MODE": string(r.cfg.Resource),
 			"SPLITBRAIN_RESOURCE_ADDR": fmt.Sprintf(":%d", resourcePort),
@@ -233,12 +261,11 @@ func (r *run) startCluster(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ip, err := r.docker.IP(ctx, res.ID, netName)
-	if err != nil {
+	c.ids["resource"] = res.ID
+	if err := c.learnAddress(ctx, "resource"); err != nil {
 		return err
 	}
-	c.resourceURL = fmt.Sprintf("http://%s:%d", ip, resourcePort)
-	c.ids["resource"] = res.ID
+	c.resourceURL = fmt.Sprintf("http://%s:%d", c.ips["resource"], resourcePort)
 
 	var (
 		wg   sync.WaitGroup
@@ -250,7 +277,8 @@ func (r *run) startCluster(ctx context.Context) error {
 		go func() {
 			defer wg.Done()
 			ctr, err := r.docker.Start(ctx, ContainerSpec{
-				RunID: r.info.ID, Name: node, Image: nodeImage, Network: netName, Env: r.nodeEnv(node),
+				RunID: r.info.ID, Name: node, Image: r.nodeImage(), Network: netName, Env: r.nodeEnv(node),
+				Binds: []string{filepath.Join(c.clockDir, node) + ":" + clockMount},
 			})
 			mu.Lock()
 			if ctr.ID != "" {
@@ -259,6 +287,13 @@ func (r *run) startCluster(ctx context.Context) error {
 			mu.Unlock()
 			if err == nil {
 				err = c.learnAddress(ctx, node)
+			}
+			if err == nil && r.partitions() {
+				var id string
+				id, err = r.docker.StartSidecar(ctx, r.info.ID, node+"-netfilter", ctr.ID, netfilterImage)
+				mu.Lock()
+				c.sidecars[node] = id
+				mu.Unlock()
 			}
 			if err != nil {
 				mu.Lock()
@@ -276,6 +311,11 @@ func (r *run) startCluster(ctx context.Context) error {
 			return r.withLog(ctx, sick[0], err)
 		}
 		return err
+	}
+	if len(c.sidecars) > 0 {
+		if err := c.waitSidecars(ctx, c.nodes, r.cfg.StartTimeout); err != nil {
+			return fmt.Errorf("packet-filter sidecars: %v", err)
+		}
 	}
 	r.info.Timings.ClusterStart = time.Since(start).Seconds()
 	return nil
@@ -312,7 +352,7 @@ func (r *run) nodeEnv(node string) map[string]string {
 		"SPLITBRAIN_NODE":       node,
 		"SPLITBRAIN_PEERS":      strings.Join(peers, ","),
 		"SPLITBRAIN_RESOURCE":   fmt.Sprintf("http://resource:%d", resourcePort),
-		"SPLITBRAIN_CLOCK_FILE": "/splitbrain-clock.json",
+		"SPLITBRAIN_CLOCK_FILE": clockMount + "/" + clockFile,
 		"SPLITBRAIN_ADDR":       fmt.Sprintf(":%d", r.manifest.Port),
 	}
 	for k, v := range r.manifest.Env {
@@ -341,7 +381,7 @@ func (r *run) drive(ctx context.Context) error {
 		Rate: r.cfg.Rate, Concurrency: r.cfg.Concurrency, Keys: r.cfg.Keys,
 		ReadShare: r.cfg.ReadShare, Timeout: r.cfg.OpTimeout, Seed: r.cfg.Seed,
 	}, r.cluster, rec)
-	nem := nemesis.New(r.faults, r.cfg.NemesisInterval, r.cfg.Seed, r.cluster, rec)
+	nem := nemesis.New(r.plan, r.faults, r.cfg.Seed, r.cluster, rec)
 
 	workCtx, stopWork := context.WithCancel(ctx)
 	nemCtx, stopNemesis := context.WithCancel(ctx)
@@ -391,7 +431,11 @@ func (r *run) teardown(ctx context.Context) error {
 	start := time.Now()
 	var errs []error
 	if r.cluster != nil {
-		for name, id := range r.cluster.ids {
+		containers := maps.Clone(r.cluster.ids)
+		for node, id := range r.cluster.sidecars {
+			containers[node+"-netfilter"] = id
+		}
+		for name, id := range containers {
 			if logs, err := r.docker.Logs(ctx, id); err == nil {
 				errs = append(errs, os.WriteFile(filepath.Join(r.dir, results.LogsDir, name+".log"), logs, 0o644))
 			}

@@ -5,15 +5,35 @@ import (
 	"testing"
 )
 
-func TestParse(t *testing.T) {
-	fs, err := Parse([]string{"kill", " none", ""})
-	if err != nil || len(fs) != 1 || fs[0].Name() != "kill" {
-		t.Fatalf("got %v, %v", fs, err)
+func TestExpand(t *testing.T) {
+	fs, err := Expand([]string{"kill", " none", "", "kill-leader", "partition-ring"})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if fs, err := Parse([]string{"none"}); err != nil || len(fs) != 0 {
+	var names []string
+	for _, f := range fs {
+		names = append(names, f.Name)
+	}
+	if got := strings.Join(names, ","); got != "kill-leader,kill-one,partition-ring" {
+		t.Errorf("expanded to %s", got)
+	}
+	if fs, err := Expand([]string{"none"}); err != nil || len(fs) != 0 {
 		t.Errorf("none: %v, %v", fs, err)
 	}
-	if _, err := Parse([]string{"meteor"}); err == nil || !strings.Contains(err.Error(), "kill") {
+	if _, err := Expand([]string{"meteor"}); err == nil || !strings.Contains(err.Error(), "partition") {
 		t.Errorf("unknown nemesis: %v", err)
+	}
+	if _, err := Expand([]string{"packet"}); err == nil || !strings.Contains(err.Error(), "netem") {
+		t.Errorf("packet faults: %v", err)
+	}
+}
+
+func TestEveryFamilyMemberExists(t *testing.T) {
+	for fam, names := range families {
+		for _, n := range names {
+			if _, ok := catalogue[n]; !ok && !strings.HasPrefix(n, "packet-") {
+				t.Errorf("family %s names unknown fault %s", fam, n)
+			}
+		}
 	}
 }

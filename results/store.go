@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 	"time"
+
+	"github.com/splitbrain/splitbrain/nemesis"
 )
 
 // Files of a run's folder.
@@ -25,17 +27,19 @@ const (
 
 // Info is run.json: what was run, how, and how long each phase took.
 type Info struct {
-	ID          string    `json:"id"`
-	Command     string    `json:"command"` // reproduces the run
-	Target      string    `json:"target"`
-	Promise     string    `json:"promise"`
-	Config      any       `json:"config"`
-	Seed        uint64    `json:"seed"`
-	Started     time.Time `json:"started"`
-	Versions    Versions  `json:"versions"`
-	Timings     Timings   `json:"timings"`
-	Interrupted bool      `json:"interrupted,omitempty"`
-	Error       string    `json:"error,omitempty"` // why the harness failed, if it did
+	ID      string `json:"id"`
+	Command string `json:"command"` // reproduces the run
+	Target  string `json:"target"`
+	Promise string `json:"promise"`
+	Config  any    `json:"config"`
+	Seed    uint64 `json:"seed"`
+	// Schedule is the nemesis's plan, fixed by the seed before the run.
+	Schedule    []nemesis.Step `json:"schedule"`
+	Started     time.Time      `json:"started"`
+	Versions    Versions       `json:"versions"`
+	Timings     Timings        `json:"timings"`
+	Interrupted bool           `json:"interrupted,omitempty"`
+	Error       string         `json:"error,omitempty"` // why the harness failed, if it did
 }
 
 // Versions of what took part.

@@ -75,7 +75,8 @@ func decode(req *http.Request) (Rules, error) {
 	}
 	if ap, err := netip.ParseAddrPort(req.RemoteAddr); err == nil {
 		self := ap.Addr().Unmap()
-		if slices.Contains(r.Drop, self) || slices.Contains(r.DropInitiated, self) {
+		is := func(a netip.Addr) bool { return a.Unmap() == self }
+		if slices.ContainsFunc(r.Drop, is) || slices.ContainsFunc(r.DropInitiated, is) {
 			return r, fmt.Errorf("%w: refusing to drop %s, the caller's own address", errBadRequest, self)
 		}
 	}

@@ -32,10 +32,10 @@ func (s Skew) Apply(t time.Time) time.Time {
 type Clock struct {
 	path string
 
-	mu       sync.Mutex
-	skew     Skew
-	checked  time.Time
-	modified time.Time
+	mu      sync.Mutex
+	skew    Skew
+	checked time.Time
+	file    os.FileInfo // what skew was read from
 }
 
 // clockRecheck bounds how stale a clock reading can be after the harness
@@ -65,15 +65,17 @@ func (c *Clock) Now() time.Time {
 func (c *Clock) reload() {
 	fi, err := os.Stat(c.path)
 	if err != nil {
-		c.skew, c.modified = Skew{}, time.Time{}
+		c.skew, c.file = Skew{}, nil
 		return
 	}
-	if fi.ModTime().Equal(c.modified) {
+	// The harness replaces the file by a rename, so a new inode means new
+	// content even when two changes fall within one mtime tick.
+	if c.file != nil && os.SameFile(c.file, fi) && fi.ModTime().Equal(c.file.ModTime()) {
 		return
 	}
 	b, err := os.ReadFile(c.path)
 	var s Skew
 	if err == nil && json.Unmarshal(b, &s) == nil {
-		c.skew, c.modified = s, fi.ModTime()
+		c.skew, c.file = s, fi
 	}
 }

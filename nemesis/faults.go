@@ -1,0 +1,295 @@
+package nemesis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/splitbrain/splitbrain/targets/sdk"
+)
+
+// Fault is one kind of fault, by the name --nemesis accepts.
+type Fault struct {
+	Name   string
+	inject func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error)
+}
+
+// Target says which nodes a node fault hits.
+type Target string
+
+// Targets of node faults.
+const (
+	Leader   Target = "leader"   // the current leader (a random node when none is known)
+	One      Target = "one"      // one random node
+	Minority Target = "minority" // a random minority, at least one node
+	Majority Target = "majority" // a random majority
+	All      Target = "all"      // every node
+)
+
+var targets = []Target{Leader, One, Minority, Majority, All}
+
+// families are the short names --nemesis accepts, each standing for the
+// faults a user most likely means by it.
+var families = map[string][]string{
+	"kill":      {"kill-leader", "kill-one"},
+	"pause":     {"pause-leader", "pause-one"},
+	"partition": {"partition-leader", "partition-one", "partition-halves", "partition-ring", "partition-bridge", "partition-oneway", "partition-resource"},
+	"clock":     {"clock-bump", "clock-strobe", "clock-rate"},
+	"packet":    {"packet-delay", "packet-loss"},
+}
+
+// catalogue holds every fault by name.
+var catalogue = func() map[string]Fault {
+	m := map[string]Fault{}
+	add := func(f Fault) { m[f.Name] = f }
+	for _, t := range targets {
+		add(nodeFault("kill", t, "killed", Cluster.Kill, Cluster.Restart))
+		add(nodeFault("pause", t, "froze", Cluster.Pause, Cluster.Resume))
+	}
+	add(partition("partition-leader", func(c Cluster, rng *rand.Rand) Grudge {
+		return IsolateNode(c.Nodes(), leaderOr(c, rng))
+	}))
+	add(partition("partition-one", func(c Cluster, rng *rand.Rand) Grudge {
+		return IsolateNode(c.Nodes(), randomNode(c, rng))
+	}))
+	add(partition("partition-halves", func(c Cluster, rng *rand.Rand) Grudge { return RandomHalves(c.Nodes(), rng) }))
+	add(partition("partition-ring", func(c Cluster, rng *rand.Rand) Grudge { return MajoritiesRing(c.Nodes(), rng) }))
+	add(partition("partition-bridge", func(c Cluster, rng *rand.Rand) Grudge { return Bridge(c.Nodes(), rng) }))
+	add(partition("partition-oneway", func(c Cluster, rng *rand.Rand) Grudge {
+		return OneWay(c.Nodes(), leaderOr(c, rng))
+	}))
+	add(partition("partition-resource", func(c Cluster, rng *rand.Rand) Grudge {
+		return CutFromResource(leaderOr(c, rng))
+	}))
+	add(clockBump)
+	add(clockStrobe)
+	add(clockRate)
+	return m
+}()
+
+// Expand turns the --nemesis list (families, fault names, "none") into
+// faults, in a stable order and without repeats.
+func Expand(list []string) ([]Fault, error) {
+	var names []string
+	for _, item := range list {
+		item = strings.TrimSpace(item)
+		switch {
+		case item == "" || item == "none":
+		case families[item] != nil:
+			names = append(names, families[item]...)
+		default:
+			names = append(names, item)
+		}
+	}
+	var out []Fault
+	for _, name := range names {
+		if slices.ContainsFunc(out, func(f Fault) bool { return f.Name == name }) {
+			continue
+		}
+		if strings.HasPrefix(name, "packet-") {
+			return nil, packetFaultsUnavailable(name)
+		}
+		f, ok := catalogue[name]
+		if !ok {
+			return nil, fmt.Errorf("unknown nemesis %q (families: %s; faults: %s)", name, strings.Join(sortedKeys(families), ", "), strings.Join(Names(), ", "))
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// Names lists every fault name, sorted.
+func Names() []string { return sortedKeys(catalogue) }
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// packetFaultsUnavailable says why delay and loss cannot be had: they need
+// the kernel's netem queueing discipline, which containers share with the
+// host. We look for it rather than fail later inside a run.
+func packetFaultsUnavailable(name string) error {
+	for _, p := range []string{"/sys/module/sch_netem"} {
+		if _, err := os.Stat(p); err == nil {
+			return fmt.Errorf("%s: this kernel has netem, but splitbrain does not drive it yet", name)
+		}
+	}
+	return fmt.Errorf("%s: packet delay and loss need the kernel's netem (sch_netem), and this kernel has not loaded it", name)
+}
+
+// choose resolves a target to nodes.
+func choose(c Cluster, t Target, rng *rand.Rand) []string {
+	nodes := slices.Clone(c.Nodes())
+	rng.Shuffle(len(nodes), func(i, j int) { nodes[i], nodes[j] = nodes[j], nodes[i] })
+	switch t {
+	case Leader:
+		return []string{leaderOr(c, rng)}
+	case One:
+		return nodes[:1]
+	case Minority:
+		return nodes[:max(1, (len(nodes)-1)/2)]
+	case Majority:
+		return nodes[:len(nodes)/2+1]
+	}
+	return nodes
+}
+
+func randomNode(c Cluster, rng *rand.Rand) string {
+	nodes := c.Nodes()
+	return nodes[rng.IntN(len(nodes))]
+}
+
+// leaderOr is the current leader, or a random node when none is known.
+func leaderOr(c Cluster, rng *rand.Rand) string {
+	if l := c.Leader(); l != "" {
+		return l
+	}
+	return randomNode(c, rng)
+}
+
+// nodeFault does act to the targeted nodes at once, and undo to heal.
+func nodeFault(verb string, t Target, done string, act, undo func(Cluster, context.Context, string) error) Fault {
+	return Fault{Name: verb + "-" + string(t), inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
+		leader := c.Leader()
+		nodes := choose(c, t, rng)
+		what := done + " " + strings.Join(nodes, ", ")
+		if slices.Contains(nodes, leader) {
+			what += " (leader " + leader + ")"
+		}
+		each := func(ctx context.Context, f func(Cluster, context.Context, string) error) error {
+			return forEach(nodes, func(n string) error { return f(c, ctx, n) })
+		}
+		a := Applied{Nodes: nodes, What: what, Heal: func(ctx context.Context) error { return each(ctx, undo) }}
+		return a, each(ctx, act)
+	}}
+}
+
+// forEach runs f on every node in parallel, so a fault hits all its nodes
+// at about the same moment.
+func forEach(nodes []string, f func(string) error) error {
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	for _, n := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := f(n); err != nil {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("%s: %w", n, err))
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// partition applies the grudge shape makes, and heals by clearing it.
+func partition(name string, shape func(Cluster, *rand.Rand) Grudge) Fault {
+	return Fault{Name: name, inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
+		g := shape(c, rng)
+		a := Applied{
+			Nodes: g.Nodes(),
+			What:  g.String(),
+			Heal:  func(ctx context.Context) error { return c.Partition(ctx, nil) },
+		}
+		return a, c.Partition(ctx, g)
+	}}
+}
+
+// Clock faults hit a random minority of nodes, each with a skew of its own.
+// Go targets read wall time through the SDK's clock, which follows the file
+// the harness rewrites; nothing on the host changes.
+
+// maxBump is the largest clock jump: past a lease's length, small enough
+// that a node's logs stay readable.
+const maxBump = 30 * time.Second
+
+var clockBump = Fault{Name: "clock-bump", inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
+	nodes := choose(c, Minority, rng)
+	skews := make(map[string]sdk.Skew, len(nodes))
+	var what []string
+	for _, n := range nodes {
+		d := time.Duration(rng.Int64N(int64(maxBump))) + 100*time.Millisecond
+		if rng.IntN(2) == 0 {
+			d = -d
+		}
+		skews[n] = sdk.Skew{Offset: d}
+		what = append(what, fmt.Sprintf("%s %+.3fs", n, d.Seconds()))
+	}
+	return setClocks(ctx, c, nodes, skews, "clock bumped: "+strings.Join(what, ", "))
+}}
+
+var clockRate = Fault{Name: "clock-rate", inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
+	nodes := choose(c, Minority, rng)
+	skews := make(map[string]sdk.Skew, len(nodes))
+	var what []string
+	now := time.Now().UnixNano()
+	for _, n := range nodes {
+		// Between a quarter and four times real speed, as often slow as fast.
+		rate := 1 + rng.Float64()*3
+		if rng.IntN(2) == 0 {
+			rate = 1 / rate
+		}
+		skews[n] = sdk.Skew{Rate: rate, Since: now}
+		what = append(what, fmt.Sprintf("%s at %.2fx", n, rate))
+	}
+	return setClocks(ctx, c, nodes, skews, "clock rate: "+strings.Join(what, ", "))
+}}
+
+// clockStrobe flips the clocks between a jump and true time every period
+// until healed: time that goes back and forth many times a second.
+var clockStrobe = Fault{Name: "clock-strobe", inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
+	nodes := choose(c, Minority, rng)
+	delta := time.Duration(rng.Int64N(int64(maxBump))) + 100*time.Millisecond
+	period := time.Duration(10+rng.IntN(190)) * time.Millisecond
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(period)
+		defer t.Stop()
+		for on := true; ; on = !on {
+			s := sdk.Skew{}
+			if on {
+				s.Offset = delta
+			}
+			forEach(nodes, func(n string) error { return c.SetClock(ctx, n, s) })
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return Applied{
+		Nodes: nodes,
+		What:  fmt.Sprintf("clock strobe on %s: %+.3fs every %s", strings.Join(nodes, ", "), delta.Seconds(), period),
+		Heal: func(ctx context.Context) error {
+			close(stop)
+			<-stopped
+			return forEach(nodes, func(n string) error { return c.SetClock(ctx, n, sdk.Skew{}) })
+		},
+	}, nil
+}}
+
+func setClocks(ctx context.Context, c Cluster, nodes []string, skews map[string]sdk.Skew, what string) (Applied, error) {
+	a := Applied{Nodes: nodes, What: what, Heal: func(ctx context.Context) error {
+		return forEach(nodes, func(n string) error { return c.SetClock(ctx, n, sdk.Skew{}) })
+	}}
+	return a, forEach(nodes, func(n string) error { return c.SetClock(ctx, n, skews[n]) })
+}
