@@ -89,7 +89,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	var report checkers.Report
 	if runErr == nil {
 		checkStart := time.Now()
-		report, err = Analyze(r.dir, r.promise, r.cfg.ObserveInterval)
+		report, r.info.Faults, err = Analyze(r.dir, r.promise, r.cfg.ObserveInterval)
 		r.info.Timings.Check = time.Since(checkStart).Seconds()
 		if err != nil {
 			runErr = err
@@ -135,13 +135,19 @@ func prepare(cfg Config) (*run, error) {
 	if err != nil {
 		return nil, badInput("target %s: %v", m.Name, err)
 	}
-	faults, err := nemesis.Expand(cfg.Nemesis)
+	groups, err := nemesis.Expand(cfg.Nemesis)
 	if err != nil {
 		return nil, badInput("%v", err)
 	}
-	names := make([]string, len(faults))
-	for i, f := range faults {
-		names[i] = f.Name
+	var (
+		faults []nemesis.Fault
+		names  = make([][]string, len(groups))
+	)
+	for i, g := range groups {
+		for _, f := range g {
+			faults = append(faults, f)
+			names[i] = append(names[i], f.Name)
+		}
 	}
 	plan := nemesis.Plan(names, cfg.NemesisInterval, cfg.TimeLimit, cfg.Seed)
 	if cfg.ResultsDir, err = filepath.Abs(cfg.ResultsDir); err != nil {
@@ -448,22 +454,23 @@ func (r *run) teardown(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// Analyze runs every checker over a run folder's history and resource log
-// and writes results.json. It reads only the files, so it judges a run
-// from a killed controller, or another machine, the same way.
-func Analyze(dir string, promise checkers.Promise, observeInterval time.Duration) (checkers.Report, error) {
+// Analyze runs every checker over a run folder's history and resource log,
+// writes results.json, and says what each fault did. It reads only the
+// files, so it judges a run from a killed controller, or another machine,
+// the same way.
+func Analyze(dir string, promise checkers.Promise, observeInterval time.Duration) (checkers.Report, []checkers.FaultEffect, error) {
 	events, err := history.ReadFile(filepath.Join(dir, results.HistoryFile), history.ReadEvents)
 	if err != nil {
-		return checkers.Report{}, err
+		return checkers.Report{}, nil, err
 	}
 	decisions, err := history.ReadFile(filepath.Join(dir, results.ResourceFile), history.ReadDecisions)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return checkers.Report{}, err
+		return checkers.Report{}, nil, err
 	}
 	report := checkers.Run(checkers.Input{
 		History: events, Resource: decisions, Promise: promise, ObserveInterval: observeInterval,
 	}, checkers.All())
-	return report, results.WriteJSON(filepath.Join(dir, results.ResultsFile), report)
+	return report, checkers.Faults(events), results.WriteJSON(filepath.Join(dir, results.ResultsFile), report)
 }
 
 func newRunID(target string) string {

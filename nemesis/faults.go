@@ -75,34 +75,33 @@ var catalogue = func() map[string]Fault {
 }()
 
 // Expand turns the --nemesis list (families, fault names, "none") into
-// faults, in a stable order and without repeats.
-func Expand(list []string) ([]Fault, error) {
-	var names []string
+// groups of faults, one per item, for Plan to draw from: a family is a
+// group of its members, a single fault a group of one.
+func Expand(list []string) ([][]Fault, error) {
+	var groups [][]Fault
 	for _, item := range list {
 		item = strings.TrimSpace(item)
+		names := families[item]
 		switch {
 		case item == "" || item == "none":
-		case families[item] != nil:
-			names = append(names, families[item]...)
-		default:
-			names = append(names, item)
-		}
-	}
-	var out []Fault
-	for _, name := range names {
-		if slices.ContainsFunc(out, func(f Fault) bool { return f.Name == name }) {
 			continue
+		case names == nil:
+			names = []string{item}
 		}
-		if strings.HasPrefix(name, "packet-") {
-			return nil, packetFaultsUnavailable(name)
+		var group []Fault
+		for _, name := range names {
+			if strings.HasPrefix(name, "packet-") {
+				return nil, packetFaultsUnavailable(name)
+			}
+			f, ok := catalogue[name]
+			if !ok {
+				return nil, fmt.Errorf("unknown nemesis %q (families: %s; faults: %s)", name, strings.Join(sortedKeys(families), ", "), strings.Join(Names(), ", "))
+			}
+			group = append(group, f)
 		}
-		f, ok := catalogue[name]
-		if !ok {
-			return nil, fmt.Errorf("unknown nemesis %q (families: %s; faults: %s)", name, strings.Join(sortedKeys(families), ", "), strings.Join(Names(), ", "))
-		}
-		out = append(out, f)
+		groups = append(groups, group)
 	}
-	return out, nil
+	return groups, nil
 }
 
 // Names lists every fault name, sorted.

@@ -6,16 +6,20 @@ import (
 )
 
 func TestExpand(t *testing.T) {
-	fs, err := Expand([]string{"kill", " none", "", "kill-leader", "partition-ring"})
+	groups, err := Expand([]string{"kill", " none", "", "pause-majority", "partition-ring"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var names []string
-	for _, f := range fs {
-		names = append(names, f.Name)
+	var got []string
+	for _, g := range groups {
+		var names []string
+		for _, f := range g {
+			names = append(names, f.Name)
+		}
+		got = append(got, strings.Join(names, "+"))
 	}
-	if got := strings.Join(names, ","); got != "kill-leader,kill-one,partition-ring" {
-		t.Errorf("expanded to %s", got)
+	if s := strings.Join(got, ","); s != "kill-leader+kill-one,pause-majority,partition-ring" {
+		t.Errorf("expanded to %s", s)
 	}
 	if fs, err := Expand([]string{"none"}); err != nil || len(fs) != 0 {
 		t.Errorf("none: %v, %v", fs, err)

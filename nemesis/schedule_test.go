@@ -24,7 +24,7 @@ func TestPlan(t *testing.T) {
 		{"zero limit", time.Second, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			steps := Plan(faults, tc.interval, tc.limit, 42)
+			steps := Plan(alone(faults), tc.interval, tc.limit, 42)
 			if len(steps) != tc.steps {
 				t.Fatalf("%d steps, want %d: %v", len(steps), tc.steps, steps)
 			}
@@ -42,7 +42,7 @@ func TestPlan(t *testing.T) {
 					t.Errorf("step %d heals %q, but %q was injected", i, s.Fault, steps[i-1].Fault)
 				}
 			}
-			if again := Plan(faults, tc.interval, tc.limit, 42); !reflect.DeepEqual(steps, again) {
+			if again := Plan(alone(faults), tc.interval, tc.limit, 42); !reflect.DeepEqual(steps, again) {
 				t.Errorf("same seed, different plans:\n%v\n%v", steps, again)
 			}
 		})
@@ -51,18 +51,18 @@ func TestPlan(t *testing.T) {
 
 func TestPlanNoFaults(t *testing.T) {
 	for _, faults := range [][]string{nil, {}} {
-		if steps := Plan(faults, time.Second, time.Minute, 1); steps != nil {
-			t.Errorf("Plan(%v) = %v, want nil", faults, steps)
+		if steps := Plan(alone(faults), time.Second, time.Minute, 1); steps != nil {
+			t.Errorf("Plan(alone(%v) = %v), want nil", faults, steps)
 		}
 	}
 }
 
 func TestPlanSeed(t *testing.T) {
 	faults := []string{"a", "b", "c"}
-	base := Plan(faults, time.Second, time.Minute, 0)
+	base := Plan(alone(faults), time.Second, time.Minute, 0)
 	differ := false
 	for seed := uint64(1); seed <= 10; seed++ {
-		if !reflect.DeepEqual(base, Plan(faults, time.Second, time.Minute, seed)) {
+		if !reflect.DeepEqual(base, Plan(alone(faults), time.Second, time.Minute, seed)) {
 			differ = true
 		}
 	}
@@ -71,16 +71,42 @@ func TestPlanSeed(t *testing.T) {
 	}
 	// Over many draws every fault comes up: the draw is from the whole list.
 	seen := map[string]bool{}
-	for _, s := range Plan(faults, time.Second, time.Hour, 7) {
+	for _, s := range Plan(alone(faults), time.Second, time.Hour, 7) {
 		seen[s.Fault] = true
 	}
 	if len(seen) != len(faults) {
 		t.Errorf("only %v drawn from %v", seen, faults)
 	}
 	// One fault: every step is that fault.
-	for _, s := range Plan([]string{"kill"}, time.Second, 10*time.Second, 3) {
+	for _, s := range Plan(alone([]string{"kill"}), time.Second, 10*time.Second, 3) {
 		if s.Fault != "kill" {
 			t.Errorf("step %v with only kill to choose", s)
 		}
+	}
+}
+
+// alone makes each fault a group of its own: a uniform draw over faults.
+func alone(faults []string) [][]string {
+	out := make([][]string, len(faults))
+	for i, f := range faults {
+		out[i] = []string{f}
+	}
+	return out
+}
+
+// A group is drawn as often as any other, whatever its size.
+func TestPlanDrawsGroupsUniformly(t *testing.T) {
+	groups := [][]string{{"kill-leader"}, {"p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8", "p9"}}
+	kills, injections := 0, 0
+	for _, s := range Plan(groups, time.Second, 2000*time.Second, 5) {
+		if !s.Heal {
+			injections++
+			if s.Fault == "kill-leader" {
+				kills++
+			}
+		}
+	}
+	if share := float64(kills) / float64(injections); share < 0.4 || share > 0.6 {
+		t.Errorf("the one-fault group got %.2f of %d injections, want about a half", share, injections)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/splitbrain/splitbrain/checkers"
 	"github.com/splitbrain/splitbrain/nemesis"
 )
 
@@ -34,12 +35,14 @@ type Info struct {
 	Config  any    `json:"config"`
 	Seed    uint64 `json:"seed"`
 	// Schedule is the nemesis's plan, fixed by the seed before the run.
-	Schedule    []nemesis.Step `json:"schedule"`
-	Started     time.Time      `json:"started"`
-	Versions    Versions       `json:"versions"`
-	Timings     Timings        `json:"timings"`
-	Interrupted bool           `json:"interrupted,omitempty"`
-	Error       string         `json:"error,omitempty"` // why the harness failed, if it did
+	Schedule []nemesis.Step `json:"schedule"`
+	Started  time.Time      `json:"started"`
+	Versions Versions       `json:"versions"`
+	Timings  Timings        `json:"timings"`
+	// Faults is what each injected fault did and cost.
+	Faults      []checkers.FaultEffect `json:"faults"`
+	Interrupted bool                   `json:"interrupted,omitempty"`
+	Error       string                 `json:"error,omitempty"` // why the harness failed, if it did
 }
 
 // Versions of what took part.

@@ -190,10 +190,39 @@ func summarize(out *harness.Outcome) {
 		t.ImageBuild, t.ClusterStart, t.Teardown, t.Check, t.Total)
 	fmt.Printf("  ops/s: %.0f asked, %.1f issued, %.1f completed; ok %d, failed %d, indeterminate %d, not issued %d\n",
 		t.RequestedRate, t.AchievedRate, t.CompletedRate, t.OpsOK, t.OpsFailed, t.OpsUnknown, t.OpsNotIssued)
+	for _, f := range out.Info.Faults {
+		fmt.Printf("  %7.2fs %-18s in effect after %.0f ms, healed in %s; %s%s\n", float64(f.At)/1e9, f.Fault,
+			f.InjectMS, healed(f.HealMS), leaderChange(f), errNote(f.Error))
+	}
 	if out.Info.Interrupted {
 		fmt.Println("  interrupted: the verdict covers the history recorded until the stop")
 	}
 	fmt.Printf("  report: %s\n", filepath.Join(out.Dir, results.ReportFile))
+}
+
+func healed(ms float64) string {
+	if ms < 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f ms", ms)
+}
+
+func leaderChange(f checkers.FaultEffect) string {
+	if f.After == "" {
+		return "no leader change"
+	}
+	from := f.Before
+	if from == "" {
+		from = "none"
+	}
+	return fmt.Sprintf("leader %s -> %s after %.2f s", from, f.After, f.FailoverS)
+}
+
+func errNote(err string) string {
+	if err == "" {
+		return ""
+	}
+	return " (error: " + err + ")"
 }
 
 func figures(f map[string]float64) string {
@@ -242,7 +271,7 @@ func analyzeCmd(args []string) (int, error) {
 			interval = time.Duration(v)
 		}
 	}
-	report, err := harness.Analyze(dir, promise, interval)
+	report, _, err := harness.Analyze(dir, promise, interval)
 	if err != nil {
 		return 0, err
 	}

@@ -35,6 +35,7 @@ type Server struct {
 	env      Env
 	elector  Elector
 	resource *resource.Client
+	clock    *Clock
 	mux      *http.ServeMux
 	// WriteTimeout bounds a fenced write to the resource.
 	WriteTimeout time.Duration
@@ -46,12 +47,18 @@ func NewServer(env Env, e Elector) *Server {
 		env:          env,
 		elector:      e,
 		resource:     &resource.Client{BaseURL: env.ResourceURL, HTTP: &http.Client{}},
+		clock:        NewClock(env.ClockFile),
 		mux:          http.NewServeMux(),
 		WriteTimeout: 2 * time.Second,
 	}
 	s.mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	s.mux.HandleFunc("GET /leader", s.leader)
 	s.mux.HandleFunc("POST /write", s.write)
+	// The node's wall clock as the target reads it: lets the harness check
+	// that a clock fault reached the node.
+	s.mux.HandleFunc("GET /clock", func(w http.ResponseWriter, _ *http.Request) {
+		reply(w, http.StatusOK, map[string]int64{"now_ns": s.clock.Now().UnixNano()})
+	})
 	if r, ok := e.(Resigner); ok {
 		s.mux.HandleFunc("POST /resign", func(w http.ResponseWriter, _ *http.Request) {
 			if err := r.Resign(); err != nil {
@@ -63,6 +70,10 @@ func NewServer(env Env, e Elector) *Server {
 	}
 	return s
 }
+
+// Clock is the node's wall clock, skewed by the harness's clock faults.
+// Targets must read wall time through it.
+func (s *Server) Clock() *Clock { return s.clock }
 
 // Handle registers a target's own endpoint, peer messages say.
 func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }

@@ -28,7 +28,6 @@ import (
 
 func main() {
 	log.SetFlags(log.LstdFlags | log.Lmicroseconds | log.LUTC)
-	log.SetPrefix("netfilter: ")
 	if err := run(); err != nil {
 		log.Print(err)
 		os.Exit(1)
