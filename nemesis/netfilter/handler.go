@@ -4,10 +4,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/netip"
 	"slices"
+	"time"
 )
+
+// probeTimeout is how long a probe waits for a connection: on a bridge
+// one takes well under a millisecond, so a longer wait means dropped.
+const probeTimeout = 300 * time.Millisecond
 
 // maxBody bounds a PUT /rules body; a real one is a few hundred bytes.
 const maxBody = 1 << 20
@@ -21,6 +27,9 @@ var errBadRequest = errors.New("bad request")
 //	PUT    /rules   JSON Rules, applied atomically; 204
 //	DELETE /rules   removes the table; 204
 //	GET    /rules   the rules now in the kernel, as JSON Rules
+//	GET    /probe?addr=HOST:PORT
+//	                whether a TCP connection from this namespace gets
+//	                through: {"reachable":bool,"error":"..."}, always 200
 //
 // A body that is not valid Rules (unknown fields, IPv6 addresses) or that
 // would drop the caller's own address gets 400; a failure to apply gets 500.
@@ -51,6 +60,23 @@ func Handler() http.Handler {
 			return
 		}
 		w.WriteHeader(http.StatusNoContent)
+	})
+	// probe shows a partition from the inside: the node's own view of who
+	// it can reach, which the controller, never cut off, cannot see.
+	mux.HandleFunc("GET /probe", func(w http.ResponseWriter, req *http.Request) {
+		ans := struct {
+			Reachable bool   `json:"reachable"`
+			Error     string `json:"error,omitempty"`
+		}{}
+		conn, err := net.DialTimeout("tcp", req.URL.Query().Get("addr"), probeTimeout)
+		if err == nil {
+			conn.Close()
+			ans.Reachable = true
+		} else {
+			ans.Error = err.Error()
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(ans)
 	})
 	mux.HandleFunc("DELETE /rules", func(w http.ResponseWriter, _ *http.Request) {
 		if err := Clear(); err != nil {

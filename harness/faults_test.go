@@ -1,0 +1,227 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/splitbrain/splitbrain/nemesis"
+	"github.com/splitbrain/splitbrain/nemesis/netfilter"
+	"github.com/splitbrain/splitbrain/results"
+	"github.com/splitbrain/splitbrain/targets/sdk"
+)
+
+// startTestCluster starts a 3-node raft cluster with packet-filter
+// sidecars, and tears it down at the end of the test.
+func startTestCluster(t *testing.T) *cluster {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts containers")
+	}
+	cfg := DefaultConfig()
+	cfg.RepoRoot, cfg.TargetsRoot, cfg.ResultsDir = "..", "../targets", t.TempDir()
+	cfg.Nodes = 3
+	cfg.Nemesis = []string{"partition-one"}
+	r, err := prepare(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if r.docker, err = ConnectDocker(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if r.dir, err = (results.Store{Root: t.TempDir()}).Create(r.info.ID); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := r.teardown(ctx); err != nil {
+			t.Error(err)
+		}
+		if left, err := r.docker.Remove(ctx, LabelRun+"="+r.info.ID); err != nil || left != (Removed{}) {
+			t.Errorf("left behind: %+v, %v", left, err)
+		}
+		r.docker.Close()
+	})
+	if err := r.buildImages(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.startCluster(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return r.cluster
+}
+
+// reachable asks from's sidecar whether from can open a TCP connection to
+// to's node API.
+func reachable(t *testing.T, c *cluster, from, to string, port int) bool {
+	t.Helper()
+	url := fmt.Sprintf("http://%s:%d/probe?addr=%s:%d", c.ips[from], netfilter.Port, c.ips[to], port)
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatalf("probe from %s: %v", from, err)
+	}
+	defer resp.Body.Close()
+	var ans struct{ Reachable bool }
+	if err := json.NewDecoder(resp.Body).Decode(&ans); err != nil {
+		t.Fatal(err)
+	}
+	return ans.Reachable
+}
+
+// answers says whether node's API answers the controller.
+func answers(c *cluster, node, path string) bool {
+	hc := &http.Client{Timeout: 500 * time.Millisecond}
+	resp, err := hc.Get(c.NodeURL(node) + path)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+func TestFaultsTakeEffect(t *testing.T) {
+	c := startTestCluster(t)
+	ctx := context.Background()
+	port := c.port
+	nodes := c.Nodes()
+
+	t.Run("isolated node reaches no peer, the controller reaches it", func(t *testing.T) {
+		if err := c.Partition(ctx, nemesis.IsolateNode(nodes, "n1")); err != nil {
+			t.Fatal(err)
+		}
+		if reachable(t, c, "n1", "n2", port) || reachable(t, c, "n2", "n1", port) {
+			t.Error("n1 and n2 still reach each other")
+		}
+		if !reachable(t, c, "n2", "n3", port) {
+			t.Error("n2 no longer reaches n3")
+		}
+		if !answers(c, "n1", "/health") {
+			t.Error("the controller lost n1")
+		}
+		if err := c.Partition(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		if !reachable(t, c, "n1", "n2", port) {
+			t.Error("healed n1 does not reach n2")
+		}
+	})
+
+	t.Run("one way: n1 cannot open connections, others can reach it", func(t *testing.T) {
+		if err := c.Partition(ctx, nemesis.OneWay(nodes, "n1")); err != nil {
+			t.Fatal(err)
+		}
+		if reachable(t, c, "n1", "n2", port) {
+			t.Error("n1 opened a connection to n2")
+		}
+		if !reachable(t, c, "n2", "n1", port) {
+			t.Error("n2 cannot reach n1")
+		}
+		c.Partition(ctx, nil)
+	})
+
+	t.Run("cut from the resource only", func(t *testing.T) {
+		if err := c.Partition(ctx, nemesis.CutFromResource("n1")); err != nil {
+			t.Fatal(err)
+		}
+		if reachable(t, c, "n1", "resource", resourcePort) {
+			t.Error("n1 reaches the resource")
+		}
+		if !reachable(t, c, "n1", "n2", port) || !reachable(t, c, "n2", "resource", resourcePort) {
+			t.Error("the cut reached further than n1 and the resource")
+		}
+		c.Partition(ctx, nil)
+	})
+
+	t.Run("a paused node answers nothing, then everything", func(t *testing.T) {
+		if err := c.Pause(ctx, "n2"); err != nil {
+			t.Fatal(err)
+		}
+		if answers(c, "n2", "/health") {
+			t.Error("paused n2 answered")
+		}
+		if err := c.Resume(ctx, "n2"); err != nil {
+			t.Fatal(err)
+		}
+		if !answers(c, "n2", "/health") {
+			t.Error("resumed n2 does not answer")
+		}
+	})
+
+	t.Run("a killed node comes back, and can be partitioned again", func(t *testing.T) {
+		if err := c.Kill(ctx, "n3"); err != nil {
+			t.Fatal(err)
+		}
+		if answers(c, "n3", "/health") {
+			t.Error("killed n3 answered")
+		}
+		if err := c.Restart(ctx, "n3"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := waitAll(ctx, []string{"n3"}, 10*time.Second, func(string) string { return c.NodeURL("n3") + "/health" }); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Partition(ctx, nemesis.IsolateNode(nodes, "n3")); err != nil {
+			t.Fatal(err)
+		}
+		if reachable(t, c, "n3", "n1", port) {
+			t.Error("restarted n3 escapes its partition")
+		}
+		c.Partition(ctx, nil)
+	})
+
+	t.Run("a skewed clock file is read back by the node", func(t *testing.T) {
+		clock := func() time.Duration {
+			resp, err := http.Get(c.NodeURL("n1") + "/clock")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var ans struct {
+				NowNS int64 `json:"now_ns"`
+			}
+			json.NewDecoder(resp.Body).Decode(&ans)
+			return time.Until(time.Unix(0, ans.NowNS))
+		}
+		if err := c.SetClock(ctx, "n1", sdk.Skew{Offset: time.Hour}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond) // the SDK rereads the file at most every 10 ms
+		if d := clock(); d < 59*time.Minute || d > 61*time.Minute {
+			t.Errorf("n1's clock is %v off, want an hour", d)
+		}
+		c.SetClock(ctx, "n1", sdk.Skew{})
+		time.Sleep(50 * time.Millisecond)
+		if d := clock(); d > time.Second || d < -time.Second {
+			t.Errorf("healed n1's clock is %v off", d)
+		}
+	})
+}
+
+// The same seed gives the same schedule, and it is recorded for run.json.
+func TestSameSeedSameSchedule(t *testing.T) {
+	plan := func(seed uint64) []nemesis.Step {
+		cfg := DefaultConfig()
+		cfg.RepoRoot, cfg.TargetsRoot = "..", "../targets"
+		cfg.Nemesis = []string{"partition", "pause", "kill", "clock"}
+		cfg.Seed = seed
+		r, err := prepare(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(r.plan, r.info.Schedule) {
+			t.Fatal("run.json would not record the plan")
+		}
+		return r.plan
+	}
+	a, b := plan(42), plan(42)
+	if len(a) == 0 || !reflect.DeepEqual(a, b) {
+		t.Errorf("seed 42 gave %v then %v", a, b)
+	}
+	if reflect.DeepEqual(a, plan(43)) && reflect.DeepEqual(a, plan(44)) {
+		t.Error("the seed does not change the schedule")
+	}
+}
