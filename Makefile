@@ -1,7 +1,7 @@
 # splitbrain: the README's commands. `make test` is what CI runs.
 GO      ?= go
 BIN     := bin/splitbrain
-RUNARGS ?= --target raft --nodes 5 --time-limit 60s --nemesis kill --resource strict
+RUNARGS ?= --target raft --nodes 5 --time-limit 60s --nemesis partition,pause,kill,clock --resource strict
 
 .PHONY: build test vet unit run bench clean
 

@@ -42,8 +42,8 @@ type Config struct {
 	Command string `json:"-"`
 }
 
-// DefaultConfig is a 5-node Raft run of 60 s at 100 ops/s with the kill
-// nemesis, against the strict resource.
+// DefaultConfig is a 5-node Raft run of 60 s at 100 ops/s with partitions,
+// pauses, kills and clock faults, against the strict resource.
 func DefaultConfig() Config {
 	return Config{
 		Target:          "raft",
@@ -52,7 +52,7 @@ func DefaultConfig() Config {
 		Nodes:           5,
 		TimeLimit:       60 * time.Second,
 		QuietPeriod:     10 * time.Second,
-		Nemesis:         []string{"kill"},
+		Nemesis:         []string{"partition", "pause", "kill", "clock"},
 		NemesisInterval: 10 * time.Second,
 		Rate:            100,
 		Concurrency:     10,

@@ -5,6 +5,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/splitbrain/splitbrain/nemesis"
 	"github.com/splitbrain/splitbrain/workloads"
 )
 
@@ -16,7 +17,7 @@ type progress struct {
 	quit chan struct{}
 }
 
-func startProgress(cfg Config, start time.Time, w *workloads.Writer, obs *workloads.Observer) *progress {
+func startProgress(cfg Config, start time.Time, w *workloads.Writer, obs *workloads.Observer, nem *nemesis.Nemesis) *progress {
 	p := &progress{done: make(chan struct{}), quit: make(chan struct{})}
 	if cfg.Progress == nil {
 		close(p.done)
@@ -33,9 +34,13 @@ func startProgress(cfg Config, start time.Time, w *workloads.Writer, obs *worklo
 		if leader == "" {
 			leader, token = "none", 0
 		}
-		return fmt.Sprintf("[%5.1fs/%.0fs] ok %d  failed %d  indeterminate %d  |  leader %s token %d",
+		fault := nem.Active()
+		if fault == "" {
+			fault = "none"
+		}
+		return fmt.Sprintf("[%5.1fs/%.0fs] ok %d  failed %d  indeterminate %d  |  leader %s token %d  |  fault %s",
 			time.Since(start).Seconds(), total.Seconds(),
-			w.Stats.OK.Load(), w.Stats.Fail.Load(), w.Stats.Info.Load(), leader, token)
+			w.Stats.OK.Load(), w.Stats.Fail.Load(), w.Stats.Info.Load(), leader, token, fault)
 	}
 	go func() {
 		defer close(p.done)

@@ -398,7 +398,7 @@ func (r *run) drive(ctx context.Context) error {
 	}
 	nemDone := make(chan struct{})
 	go func() { defer close(nemDone); nem.Run(nemCtx) }()
-	progress := startProgress(r.cfg, start, writer, obs)
+	progress := startProgress(r.cfg, start, writer, obs, nem)
 
 	select {
 	case <-ctx.Done():

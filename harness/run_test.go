@@ -60,7 +60,7 @@ func readHistory(t *testing.T, dir string) []history.Event {
 	return events
 }
 
-func TestRaftUnderKillIsValid(t *testing.T) {
+func TestRaftUnderFaultsIsValid(t *testing.T) {
 	cfg := testConfig(t)
 	// A relative results folder, as the CLI's default is: Docker needs
 	// absolute paths to mount, the harness must make them so.
@@ -84,19 +84,19 @@ func TestRaftUnderKillIsValid(t *testing.T) {
 	if out.Info.Timings.OpsOK == 0 {
 		t.Errorf("no write or read succeeded: %+v", out.Info.Timings)
 	}
-	var kills, heals, leaders int
+	var injected, healed, leaders int
 	for _, e := range readHistory(t, out.Dir) {
 		switch {
-		case e.Type == history.Nemesis && e.F == "kill" && e.Phase == history.Inject && e.Error == "":
-			kills++
-		case e.Type == history.Nemesis && e.F == "kill" && e.Phase == history.Heal && e.Error == "":
-			heals++
+		case e.Type == history.Nemesis && e.Phase == history.Inject && e.Error == "":
+			injected++
+		case e.Type == history.Nemesis && e.Phase == history.Heal && e.Error == "":
+			healed++
 		case e.Type == history.Leader && e.IsLeader:
 			leaders++
 		}
 	}
-	if kills == 0 || heals != kills {
-		t.Errorf("history holds %d kills and %d heals, want some, all healed", kills, heals)
+	if injected == 0 || healed != injected {
+		t.Errorf("history holds %d faults and %d heals, want some, all healed", injected, healed)
 	}
 	if leaders == 0 {
 		t.Errorf("no leader was ever observed")
@@ -182,6 +182,34 @@ func TestBadInputStartsNothing(t *testing.T) {
 			}
 			if out != nil {
 				t.Errorf("bad input produced a run: %s", out.Dir)
+			}
+		})
+	}
+}
+
+// The seeds' zombie leader: frozen mid-write, it wakes up and writes with
+// its old token. The strict fence refuses those writes; without it they
+// land, and the stale-token checker must say so.
+func TestPausedLeaderIsCaughtOnlyWithoutFence(t *testing.T) {
+	for _, mode := range []resource.Mode{resource.Strict, resource.Unfenced} {
+		t.Run(string(mode), func(t *testing.T) {
+			cfg := testConfig(t)
+			cfg.Nemesis = []string{"pause-leader"}
+			cfg.Resource = mode
+			out, err := harness.Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			assertNothingLeft(t, out.Info.ID)
+			stale := out.Report.Checkers["stale-token"]
+			switch {
+			case mode == resource.Strict && out.Report.Valid != checkers.Valid:
+				t.Errorf("false alarm under a fence: %+v", out.Report.Checkers)
+			case mode == resource.Unfenced && (stale.Valid != checkers.Invalid || stale.Figures["stale_accepted"] == 0):
+				t.Errorf("zombie writes went unnoticed: %+v", stale)
+			}
+			if len(out.Info.Faults) == 0 || out.Info.Faults[0].Fault != "pause-leader" || out.Info.Faults[0].HealMS < 0 {
+				t.Errorf("faults: %+v", out.Info.Faults)
 			}
 		})
 	}

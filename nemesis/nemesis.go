@@ -4,6 +4,7 @@ package nemesis
 import (
 	"context"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"time"
 
@@ -98,6 +99,17 @@ func (n *Nemesis) inject(ctx context.Context, f Fault) {
 		n.active = append(n.active, active{fault: f.Name, applied: a})
 		n.mu.Unlock()
 	}
+}
+
+// Active names the faults in effect, for the progress line; "" for none.
+func (n *Nemesis) Active() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var names []string
+	for _, a := range n.active {
+		names = append(names, a.fault)
+	}
+	return strings.Join(names, ", ")
 }
 
 // heal undoes every fault in effect, newest first.

@@ -34,7 +34,7 @@ const (
 )
 
 const usage = `usage:
-  splitbrain run --target raft [--nodes 5] [--time-limit 60s] [--nemesis kill] [--nemesis-interval 10s]
+  splitbrain run --target raft [--nodes 5] [--time-limit 60s] [--nemesis partition,pause,kill,clock] [--nemesis-interval 10s]
                  [--rate 100] [--concurrency 10] [--resource strict|unfenced] [--seed N] [--results DIR]
   splitbrain analyze RUN_DIR        re-check a stored run
   splitbrain serve [--addr 127.0.0.1:8080] [--results DIR]
