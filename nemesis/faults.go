@@ -38,8 +38,8 @@ var targets = []Target{Leader, One, Minority, Majority, All}
 // families are the short names --nemesis accepts, each standing for the
 // faults a user most likely means by it.
 var families = map[string][]string{
-	"kill":      {"kill-leader", "kill-one"},
-	"pause":     {"pause-leader", "pause-one"},
+	"kill":      {"kill-leader", "kill-minority"},
+	"pause":     {"pause-leader", "pause-minority"},
 	"partition": {"partition-leader", "partition-one", "partition-halves", "partition-ring", "partition-bridge", "partition-oneway", "partition-resource"},
 	"clock":     {"clock-bump", "clock-strobe", "clock-rate"},
 	"packet":    {"packet-delay", "packet-loss"},

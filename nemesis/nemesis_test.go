@@ -18,7 +18,7 @@ func TestExpand(t *testing.T) {
 		}
 		got = append(got, strings.Join(names, "+"))
 	}
-	if s := strings.Join(got, ","); s != "kill-leader+kill-one,pause-majority,partition-ring" {
+	if s := strings.Join(got, ","); s != "kill-leader+kill-minority,pause-majority,partition-ring" {
 		t.Errorf("expanded to %s", s)
 	}
 	if fs, err := Expand([]string{"none"}); err != nil || len(fs) != 0 {

@@ -17,36 +17,43 @@ type Step struct {
 // draws with other generators seeded from the same --seed.
 const planStream = 0x504c414e // "PLAN"
 
-// Plan returns the steps for a run: starting at interval, alternately an
-// injection and its heal, one interval apart, all strictly before limit.
-// Each injection draws a group uniformly, then a fault of that group
-// uniformly, with a generator seeded by seed: "--nemesis partition,kill"
-// gives kills as often as partitions, however many shapes of partition
-// there are. Plan depends only on its arguments, so the same --seed replays
-// the same schedule; which node a fault hits is decided, and recorded, at
-// run time.
+// Plan returns the steps for a run: an injection every interval, starting
+// at interval, each healed half an interval later, all strictly before
+// limit. The groups take turns in rounds, each round a seeded shuffle of
+// all of them, and within its turn a group gives one of its faults drawn
+// uniformly: "--nemesis partition,pause,kill,clock" shows every family
+// within any four injections, and kills as often as it partitions however
+// many shapes of partition there are. Plan depends only on its arguments,
+// so the same --seed replays the same schedule; which node a fault hits is
+// decided, and recorded, at run time.
 //
-// The final heal at limit is not part of the plan: the caller always heals at
-// the end, so an injection whose heal would fall at or after limit is still
-// planned. No faults, or an interval or limit <= 0, give no steps.
+// The final heal at limit is not part of the plan when it would fall there
+// or later: the caller always heals at the end. No faults, or an interval
+// or limit <= 0, give no steps.
 func Plan(groups [][]string, interval, limit time.Duration, seed uint64) []Step {
 	groups = slices.DeleteFunc(slices.Clone(groups), func(g []string) bool { return len(g) == 0 })
 	if len(groups) == 0 || interval <= 0 || limit <= 0 {
 		return nil
 	}
 	rng := rand.New(rand.NewPCG(seed, planStream))
-	// Count the steps rather than add up times, which could overflow
+	var (
+		steps []Step
+		round []int
+	)
+	// Count the injections rather than add up times, which could overflow
 	// for a huge limit.
-	n := int64((limit - 1) / interval)
-	var steps []Step
-	var fault string
-	for i := int64(1); i <= n; i++ {
-		heal := i%2 == 0
-		if !heal {
-			g := groups[rng.IntN(len(groups))]
-			fault = g[rng.IntN(len(g))]
+	for i := int64(1); i <= int64((limit-1)/interval); i++ {
+		if len(round) == 0 {
+			round = rng.Perm(len(groups))
 		}
-		steps = append(steps, Step{At: time.Duration(i) * interval, Fault: fault, Heal: heal})
+		g := groups[round[0]]
+		round = round[1:]
+		at := time.Duration(i) * interval
+		fault := g[rng.IntN(len(g))]
+		steps = append(steps, Step{At: at, Fault: fault})
+		if heal := at + interval/2; heal < limit {
+			steps = append(steps, Step{At: heal, Fault: fault, Heal: true})
+		}
 	}
 	return steps
 }

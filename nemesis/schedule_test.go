@@ -12,40 +12,68 @@ func TestPlan(t *testing.T) {
 	for _, tc := range []struct {
 		name            string
 		interval, limit time.Duration
-		steps           int
+		injections      int
+		lastHealed      bool
 	}{
-		{"default", 10 * time.Second, 60 * time.Second, 5}, // 10..50s; the heal at 60s is the caller's
-		{"odd count", 10 * time.Second, 61 * time.Second, 6},
-		{"ends on an injection", 10 * time.Second, 40 * time.Second, 3},
-		{"limit below interval", 10 * time.Second, 5 * time.Second, 0},
-		{"limit equals interval", 10 * time.Second, 10 * time.Second, 0},
-		{"long run", time.Second, 10 * time.Minute, 599},
-		{"zero interval", 0, time.Minute, 0},
-		{"zero limit", time.Second, 0, 0},
+		{"default", 10 * time.Second, 60 * time.Second, 5, true}, // 10..50 s, heals at 15..55 s
+		{"last heal at the limit is the caller's", 10 * time.Second, 55 * time.Second, 5, false},
+		{"limit below interval", 10 * time.Second, 5 * time.Second, 0, false},
+		{"limit equals interval", 10 * time.Second, 10 * time.Second, 0, false},
+		{"long run", time.Second, 10 * time.Minute, 599, true},
+		{"zero interval", 0, time.Minute, 0, false},
+		{"zero limit", time.Second, 0, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			steps := Plan(alone(faults), tc.interval, tc.limit, 42)
-			if len(steps) != tc.steps {
-				t.Fatalf("%d steps, want %d: %v", len(steps), tc.steps, steps)
-			}
+			injections := 0
 			for i, s := range steps {
-				if want := time.Duration(i+1) * tc.interval; s.At != want || s.At >= tc.limit {
-					t.Errorf("step %d at %v, want %v (limit %v)", i, s.At, want, tc.limit)
-				}
-				if s.Heal != (i%2 == 1) {
-					t.Errorf("step %d: heal %v, want injections and heals alternating", i, s.Heal)
+				if s.At >= tc.limit {
+					t.Errorf("step %d at %v, past the limit %v", i, s.At, tc.limit)
 				}
 				if !slices.Contains(faults, s.Fault) {
 					t.Errorf("step %d: unknown fault %q", i, s.Fault)
 				}
-				if s.Heal && s.Fault != steps[i-1].Fault {
-					t.Errorf("step %d heals %q, but %q was injected", i, s.Fault, steps[i-1].Fault)
+				if s.Heal {
+					prev := steps[i-1]
+					if prev.Heal || prev.Fault != s.Fault || s.At != prev.At+tc.interval/2 {
+						t.Errorf("step %d heals %v after %v: want the fault just injected, half an interval later", i, s, prev)
+					}
+					continue
 				}
+				injections++
+				if want := time.Duration(injections) * tc.interval; s.At != want {
+					t.Errorf("injection %d at %v, want %v", injections, s.At, want)
+				}
+			}
+			if injections != tc.injections {
+				t.Fatalf("%d injections, want %d: %v", injections, tc.injections, steps)
+			}
+			if n := len(steps); n > 0 && steps[n-1].Heal != tc.lastHealed {
+				t.Errorf("last step %v: healed in the plan %v, want %v", steps[n-1], steps[n-1].Heal, tc.lastHealed)
 			}
 			if again := Plan(alone(faults), tc.interval, tc.limit, 42); !reflect.DeepEqual(steps, again) {
 				t.Errorf("same seed, different plans:\n%v\n%v", steps, again)
 			}
 		})
+	}
+}
+
+// Groups take turns: any len(groups) injections in a row starting at a
+// round show every group, whatever the seed.
+func TestPlanGivesEveryGroupItsTurn(t *testing.T) {
+	groups := [][]string{{"partition-ring", "partition-halves"}, {"pause-leader"}, {"kill-leader"}, {"clock-bump"}}
+	for seed := uint64(0); seed < 50; seed++ {
+		var injected []string
+		for _, s := range Plan(groups, 10*time.Second, 60*time.Second, seed) {
+			if !s.Heal {
+				injected = append(injected, s.Fault)
+			}
+		}
+		for _, g := range groups {
+			if !slices.ContainsFunc(injected[:4], func(f string) bool { return slices.Contains(g, f) }) {
+				t.Errorf("seed %d: the first four injections %v miss the group %v", seed, injected[:4], g)
+			}
+		}
 	}
 }
 
