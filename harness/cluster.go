@@ -39,6 +39,7 @@ type cluster struct {
 	leader   func() string // the observer's view, set once it runs
 	clockDir string        // host folder with a subfolder per node, mounted into it
 
+	restartMu   sync.Mutex // see Restart
 	mu          sync.RWMutex
 	nodes       []string
 	ids         map[string]string     // node or "resource" -> container id
@@ -83,16 +84,26 @@ func (c *cluster) Restart(ctx context.Context, node string) error {
 		return err
 	}
 	c.mu.RLock()
-	sidecar, g := c.sidecars[node], c.grudge
+	sidecar := c.sidecars[node]
 	c.mu.RUnlock()
 	if sidecar == "" {
 		return nil
 	}
+	// Nodes restarted together (kill-minority's heal) take turns here, so
+	// that none rewrites rules through a sidecar another is restarting.
+	c.restartMu.Lock()
+	defer c.restartMu.Unlock()
 	if err := c.docker.RestartContainer(ctx, sidecar); err != nil {
 		return fmt.Errorf("restart %s's packet filter: %v", node, err)
 	}
 	if err := c.waitSidecars(ctx, []string{node}, 10*time.Second); err != nil {
 		return err
+	}
+	c.mu.RLock()
+	g := c.grudge
+	c.mu.RUnlock()
+	if len(g) == 0 {
+		return nil
 	}
 	// The address may have changed: every node's rules are rewritten.
 	return c.Partition(ctx, g)

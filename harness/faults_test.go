@@ -173,6 +173,27 @@ func TestFaultsTakeEffect(t *testing.T) {
 		c.Partition(ctx, nil)
 	})
 
+	t.Run("nodes killed together come back together", func(t *testing.T) {
+		both := []string{"n2", "n3"}
+		for _, n := range both {
+			if err := c.Kill(ctx, n); err != nil {
+				t.Fatal(err)
+			}
+		}
+		errs := make(chan error, len(both))
+		for _, n := range both {
+			go func() { errs <- c.Restart(ctx, n) }()
+		}
+		for range both {
+			if err := <-errs; err != nil {
+				t.Error(err)
+			}
+		}
+		if _, err := waitAll(ctx, both, 10*time.Second, func(n string) string { return c.NodeURL(n) + "/health" }); err != nil {
+			t.Fatal(err)
+		}
+	})
+
 	t.Run("a skewed clock file is read back by the node", func(t *testing.T) {
 		clock := func() time.Duration {
 			resp, err := http.Get(c.NodeURL("n1") + "/clock")

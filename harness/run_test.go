@@ -196,6 +196,9 @@ func TestPausedLeaderIsCaughtOnlyWithoutFence(t *testing.T) {
 			cfg := testConfig(t)
 			cfg.Nemesis = []string{"pause-leader"}
 			cfg.Resource = mode
+			// One pause, from 4 s to 6 s: long enough for a new leader to
+			// be elected and to write to every key before the old one wakes.
+			cfg.NemesisInterval, cfg.TimeLimit = 4*time.Second, 8*time.Second
 			out, err := harness.Run(context.Background(), cfg)
 			if err != nil {
 				t.Fatal(err)
