@@ -55,7 +55,7 @@ func synthetic(n int) Input {
 
 func TestSynthetic(t *testing.T) {
 	in := synthetic(100_000)
-	rep := Run(in, All())
+	rep := Run(in, All(Options{}))
 	if rep.Valid != Valid {
 		t.Fatalf("synthetic run: %+v", rep)
 	}
@@ -74,7 +74,7 @@ func BenchmarkRunAll(b *testing.B) {
 	in := synthetic(1_000_000)
 	b.ResetTimer()
 	for b.Loop() {
-		Run(in, All())
+		Run(in, All(Options{}))
 	}
 }
 

@@ -35,6 +35,10 @@ type Result struct {
 	Windows []Violation `json:"windows,omitempty"`
 	// Note says how precise the result is, or why it is unknown.
 	Note string `json:"note,omitempty"`
+	// Files are documents the checker made for people to read, by file
+	// name (such as linearizability.html). Checkers never write files: the
+	// caller saves these next to the history.
+	Files map[string][]byte `json:"-"`
 }
 
 // Input is everything a checker may look at.
@@ -53,12 +57,41 @@ type Checker struct {
 	Check func(Input) Result
 }
 
+// Options tune the checkers that need a budget or a bound.
+type Options struct {
+	// CheckTimeout bounds the linearizability search; past it the result
+	// is Unknown. Zero means DefaultCheckTimeout.
+	CheckTimeout time.Duration
+	// RecoveryTimeout is how soon after the final heal exactly one leader
+	// must be seen. Zero means DefaultRecoveryTimeout.
+	RecoveryTimeout time.Duration
+}
+
+// Defaults of Options.
+const (
+	DefaultCheckTimeout    = 60 * time.Second
+	DefaultRecoveryTimeout = 30 * time.Second
+)
+
+func (o Options) withDefaults() Options {
+	if o.CheckTimeout <= 0 {
+		o.CheckTimeout = DefaultCheckTimeout
+	}
+	if o.RecoveryTimeout <= 0 {
+		o.RecoveryTimeout = DefaultRecoveryTimeout
+	}
+	return o
+}
+
 // All returns the checkers of this package, in the order reports show them.
-func All() []Checker {
+func All(opts Options) []Checker {
+	opts = opts.withDefaults()
 	return []Checker{
 		{Name: "election-safety", Check: ElectionSafety},
 		{Name: "leader-overlap", Check: LeaderOverlap},
 		{Name: "stale-token", Check: StaleToken},
+		{Name: "linearizable", Check: Linearizable(opts.CheckTimeout)},
+		{Name: "availability", Check: Availability(opts.RecoveryTimeout)},
 	}
 }
 

@@ -13,14 +13,14 @@ import (
 
 func TestAll(t *testing.T) {
 	var names []string
-	for _, c := range All() {
+	for _, c := range All(Options{}) {
 		names = append(names, c.Name)
 		if c.Check == nil {
 			t.Errorf("%s has no check", c.Name)
 		}
 	}
-	if want := []string{"election-safety", "leader-overlap", "stale-token"}; !slices.Equal(names, want) {
-		t.Errorf("All() = %v, want %v", names, want)
+	if want := []string{"election-safety", "leader-overlap", "stale-token", "linearizable", "availability"}; !slices.Equal(names, want) {
+		t.Errorf("All(Options{}) = %v, want %v", names, want)
 	}
 }
 
@@ -38,7 +38,7 @@ func fencedRun() Input {
 func TestRun(t *testing.T) {
 	in := fencedRun()
 	in.Promise = Promise{Kind: Fenced}
-	rep := Run(in, All())
+	rep := Run(in, All(Options{}))
 	if rep.Valid != Valid || len(rep.Checkers) != 3 {
 		t.Fatalf("fenced: %+v", rep)
 	}
@@ -48,7 +48,7 @@ func TestRun(t *testing.T) {
 	}
 
 	in.Promise = Promise{Kind: Exclusive}
-	rep = Run(in, All())
+	rep = Run(in, All(Options{}))
 	if rep.Valid != Invalid || rep.Checkers["leader-overlap"].Valid != Invalid || rep.Checkers["election-safety"].Valid != Valid {
 		t.Errorf("exclusive: %+v", rep)
 	}
@@ -86,7 +86,7 @@ func TestRunSurvivesBadCheckers(t *testing.T) {
 func TestReportJSON(t *testing.T) {
 	in := fencedRun()
 	in.Promise = Promise{Kind: Exclusive}
-	rep := Run(in, All())
+	rep := Run(in, All(Options{}))
 	rep.Checkers["later"] = Result{Valid: Unknown, Figures: map[string]float64{}}
 	b, err := json.Marshal(rep)
 	if err != nil {
@@ -127,7 +127,7 @@ func TestCheckersDoNotModifyInput(t *testing.T) {
 	}
 	hCopy := slices.Clone(in.History)
 	rCopy := slices.Clone(in.Resource)
-	rep := Run(in, All())
+	rep := Run(in, All(Options{}))
 	if !reflect.DeepEqual(in.History, hCopy) || !reflect.DeepEqual(in.Resource, rCopy) {
 		t.Error("a checker modified its input")
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/splitbrain/splitbrain/checkers"
 	"github.com/splitbrain/splitbrain/workloads/resource"
 )
 
@@ -34,6 +35,10 @@ type Config struct {
 	StartTimeout    time.Duration `json:"start_timeout"` // for every node to become healthy
 	Resource        resource.Mode `json:"resource"`
 	Seed            uint64        `json:"seed"`
+	// CheckTimeout bounds the linearizability search, RecoveryTimeout the
+	// time from the final heal until exactly one leader must be seen.
+	CheckTimeout    time.Duration `json:"check_timeout"`
+	RecoveryTimeout time.Duration `json:"recovery_timeout"`
 	ResultsDir      string        `json:"-"`
 
 	// Progress receives the live progress line; nil for none.
@@ -60,6 +65,8 @@ func DefaultConfig() Config {
 		ReadShare:       0.25,
 		OpTimeout:       time.Second,
 		ObserveInterval: 50 * time.Millisecond,
+		CheckTimeout:    checkers.DefaultCheckTimeout,
+		RecoveryTimeout: checkers.DefaultRecoveryTimeout,
 		StartTimeout:    30 * time.Second,
 		Resource:        resource.Strict,
 		Seed:            uint64(time.Now().UnixNano()),
@@ -108,6 +115,10 @@ func (c Config) Validate() error {
 		return badInput("the read share must be between 0 and 1, not %g", c.ReadShare)
 	case c.OpTimeout <= 0:
 		return badInput("--op-timeout must be positive, not %s", c.OpTimeout)
+	case c.CheckTimeout <= 0:
+		return badInput("--check-timeout must be positive, not %s", c.CheckTimeout)
+	case c.RecoveryTimeout <= 0:
+		return badInput("--recovery-timeout must be positive, not %s", c.RecoveryTimeout)
 	case c.ObserveInterval < time.Millisecond:
 		return badInput("--observe-interval must be at least 1ms, not %s", c.ObserveInterval)
 	case c.StartTimeout <= 0:
@@ -119,4 +130,8 @@ func (c Config) Validate() error {
 		return badInput("--resource must be strict or unfenced, not %q", c.Resource)
 	}
 	return nil
+}
+
+func (c Config) checkOptions() checkers.Options {
+	return checkers.Options{CheckTimeout: c.CheckTimeout, RecoveryTimeout: c.RecoveryTimeout}
 }

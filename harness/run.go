@@ -89,7 +89,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	var report checkers.Report
 	if runErr == nil {
 		checkStart := time.Now()
-		report, r.info.Faults, err = Analyze(r.dir, r.promise, r.cfg.ObserveInterval)
+		report, r.info.Faults, err = Analyze(r.dir, r.promise, r.cfg.ObserveInterval, r.cfg.checkOptions())
 		r.info.Timings.Check = time.Since(checkStart).Seconds()
 		if err != nil {
 			runErr = err
@@ -458,7 +458,7 @@ func (r *run) teardown(ctx context.Context) error {
 // writes results.json, and says what each fault did. It reads only the
 // files, so it judges a run from a killed controller, or another machine,
 // the same way.
-func Analyze(dir string, promise checkers.Promise, observeInterval time.Duration) (checkers.Report, []checkers.FaultEffect, error) {
+func Analyze(dir string, promise checkers.Promise, observeInterval time.Duration, opts checkers.Options) (checkers.Report, []checkers.FaultEffect, error) {
 	events, err := history.ReadFile(filepath.Join(dir, results.HistoryFile), history.ReadEvents)
 	if err != nil {
 		return checkers.Report{}, nil, err
@@ -469,7 +469,18 @@ func Analyze(dir string, promise checkers.Promise, observeInterval time.Duration
 	}
 	report := checkers.Run(checkers.Input{
 		History: events, Resource: decisions, Promise: promise, ObserveInterval: observeInterval,
-	}, checkers.All())
+	}, checkers.All(opts))
+	// A view left by an earlier analysis must not outlive the violation.
+	if err := os.Remove(filepath.Join(dir, checkers.LinearizabilityFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return report, nil, err
+	}
+	for _, res := range report.Checkers {
+		for name, body := range res.Files {
+			if err := os.WriteFile(filepath.Join(dir, name), body, 0o644); err != nil {
+				return report, nil, err
+			}
+		}
+	}
 	return report, checkers.Faults(events), results.WriteJSON(filepath.Join(dir, results.ResultsFile), report)
 }
 

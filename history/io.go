@@ -2,7 +2,9 @@ package history
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -76,15 +78,53 @@ func (r *Recorder) Close() error {
 	return cerr
 }
 
-// ReadEvents reads a history.jsonl stream. A malformed line (a truncated last
-// line from a killed run, say) is an error that names the line.
+// LineError is a line of a JSON-lines file that could not be read.
+type LineError struct {
+	Line int // from 1
+	// Truncated says the line is the last one and has no newline: the
+	// writer was most likely killed in the middle of it.
+	Truncated bool
+	Err       error
+}
+
+func (e *LineError) Error() string {
+	if e.Truncated {
+		return fmt.Sprintf("line %d is cut short (the writer was probably killed while writing it): %v", e.Line, e.Err)
+	}
+	return fmt.Sprintf("line %d: %v", e.Line, e.Err)
+}
+
+func (e *LineError) Unwrap() error { return e.Err }
+
+// ReadEvents reads a history.jsonl stream. A line that is not JSON, or not
+// an event of a known type, is a *LineError that names it.
 func ReadEvents(r io.Reader) ([]Event, error) {
-	return readLines[Event](r)
+	return readLines(r, checkEvent)
 }
 
 // ReadDecisions reads a resource.jsonl stream.
 func ReadDecisions(r io.Reader) ([]Decision, error) {
-	return readLines[Decision](r)
+	return readLines(r, func(*Decision) error { return nil })
+}
+
+func checkEvent(e *Event) error {
+	switch e.Type {
+	case Invoke, OK, Fail, Info:
+		if e.Process == 0 {
+			return fmt.Errorf("a %s event without a process", e.Type)
+		}
+	case Leader:
+		if e.Node == "" {
+			return errors.New("a leader observation without a node")
+		}
+	case Nemesis:
+		if e.Phase != Inject && e.Phase != Heal {
+			return fmt.Errorf("a nemesis event with phase %q, not inject or heal", e.Phase)
+		}
+	default:
+		return fmt.Errorf("unknown event type %q", e.Type)
+	}
+	return nil
 }
 
 // ReadFile opens path and reads it with read.
@@ -101,25 +141,28 @@ func ReadFile[T any](path string, read func(io.Reader) ([]T, error)) ([]T, error
 	return out, nil
 }
 
-func readLines[T any](r io.Reader) ([]T, error) {
+// readLines decodes one T per line, skipping blank lines, and checks each.
+func readLines[T any](r io.Reader, check func(*T) error) ([]T, error) {
 	var out []T
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
-	line := 0
-	for sc.Scan() {
-		line++
-		b := sc.Bytes()
-		if len(b) == 0 {
-			continue
+	br := bufio.NewReaderSize(r, 64*1024)
+	for line := 1; ; line++ {
+		b, err := br.ReadBytes('\n')
+		if err != nil && err != io.EOF {
+			return out, &LineError{Line: line, Err: err}
 		}
-		var v T
-		if err := json.Unmarshal(b, &v); err != nil {
-			return out, fmt.Errorf("line %d: %v", line, err)
+		last := err == io.EOF
+		if trimmed := bytes.TrimSpace(b); len(trimmed) > 0 {
+			var v T
+			if jerr := json.Unmarshal(trimmed, &v); jerr != nil {
+				return out, &LineError{Line: line, Truncated: last, Err: jerr}
+			}
+			if cerr := check(&v); cerr != nil {
+				return out, &LineError{Line: line, Err: cerr}
+			}
+			out = append(out, v)
 		}
-		out = append(out, v)
+		if last {
+			return out, nil
+		}
 	}
-	if err := sc.Err(); err != nil {
-		return out, fmt.Errorf("line %d: %v", line+1, err)
-	}
-	return out, nil
 }

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,15 +34,36 @@ func TestRecorderWritesAsItGoes(t *testing.T) {
 }
 
 func TestTruncatedLineIsNamed(t *testing.T) {
-	in := `{"index":0,"time":1,"type":"invoke"}
-{"index":1,"time":2,"type":"ok"}
+	in := `{"index":0,"time":1,"type":"invoke","process":1}
+{"index":1,"time":2,"type":"ok","process":1}
 {"index":2,"ti`
 	events, err := ReadEvents(strings.NewReader(in))
-	if err == nil || !strings.Contains(err.Error(), "line 3") {
-		t.Fatalf("want an error naming line 3, got %v", err)
+	var le *LineError
+	if !errors.As(err, &le) || le.Line != 3 || !le.Truncated {
+		t.Fatalf("want a truncated line 3, got %v", err)
+	}
+	if !strings.Contains(err.Error(), "line 3 is cut short") {
+		t.Errorf("message: %v", err)
 	}
 	if len(events) != 2 {
 		t.Errorf("kept %d events before the bad line, want 2", len(events))
+	}
+}
+
+func TestMalformedEventIsNamed(t *testing.T) {
+	for _, tc := range []struct{ line, want string }{
+		{`{"index":1,"time":2,"type":"bogus"}`, `unknown event type "bogus"`},
+		{`{"index":1,"time":2,"type":"ok"}`, "without a process"},
+		{`{"index":1,"time":2,"type":"leader"}`, "without a node"},
+		{`{"index":1,"time":2,"type":"nemesis","phase":"maybe"}`, `phase "maybe"`},
+		{`{"index":1,"time":"soon","type":"leader"}`, "cannot unmarshal"},
+	} {
+		in := `{"index":0,"time":1,"type":"leader","node":"n1"}` + "\n" + tc.line + "\n{}\n"
+		_, err := ReadEvents(strings.NewReader(in))
+		var le *LineError
+		if !errors.As(err, &le) || le.Line != 2 || le.Truncated || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want line 2 saying %q", tc.line, err, tc.want)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -15,10 +16,10 @@ import (
 	"sort"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/splitbrain/splitbrain/checkers"
 	"github.com/splitbrain/splitbrain/harness"
+	"github.com/splitbrain/splitbrain/history"
 	"github.com/splitbrain/splitbrain/results"
 	"github.com/splitbrain/splitbrain/targets"
 	"github.com/splitbrain/splitbrain/workloads/resource"
@@ -128,6 +129,7 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 	res := fs.String("resource", string(cfg.Resource), "strict or unfenced")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the workload and the nemesis schedule")
 	fs.StringVar(&cfg.ResultsDir, "results", cfg.ResultsDir, "results folder")
+	checkFlags(fs, &cfg)
 	if err := parse(fs, args); err != nil {
 		return 0, err
 	}
@@ -250,13 +252,22 @@ func verdictCode(v checkers.Validity) int {
 
 func analyzeCmd(args []string) (int, error) {
 	fs := flag.NewFlagSet("analyze", flag.ContinueOnError)
+	var flags harness.Config
+	checkFlags(fs, &flags)
 	if err := parse(fs, args); err != nil {
 		return 0, err
 	}
-	if fs.NArg() != 1 {
+	if fs.NArg() == 0 {
 		return 0, badInput("analyze: give one run folder, e.g. results/latest")
 	}
 	dir := fs.Arg(0)
+	// Flags may also follow the folder.
+	if err := parse(fs, fs.Args()[1:]); err != nil {
+		return 0, err
+	}
+	if fs.NArg() > 0 {
+		return 0, badInput("analyze: give one run folder, not also %q", fs.Arg(0))
+	}
 	var info results.Info
 	if err := results.ReadJSON(filepath.Join(dir, results.RunFile), &info); err != nil {
 		return 0, badInput("analyze: %s is not a run folder: %v", dir, err)
@@ -265,21 +276,46 @@ func analyzeCmd(args []string) (int, error) {
 	if err != nil {
 		return 0, badInput("analyze: run.json: %v", err)
 	}
-	interval := harness.DefaultConfig().ObserveInterval
-	if cfg, ok := info.Config.(map[string]any); ok {
-		if v, ok := cfg["observe_interval"].(float64); ok {
-			interval = time.Duration(v)
-		}
+	// The run's own settings, then the flags given here.
+	cfg := harness.DefaultConfig()
+	if raw, err := json.Marshal(info.Config); err == nil {
+		_ = json.Unmarshal(raw, &cfg)
 	}
-	report, _, err := harness.Analyze(dir, promise, interval)
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "check-timeout":
+			cfg.CheckTimeout = flags.CheckTimeout
+		case "recovery-timeout":
+			cfg.RecoveryTimeout = flags.RecoveryTimeout
+		}
+	})
+	report, _, err := harness.Analyze(dir, promise, cfg.ObserveInterval, checkers.Options{
+		CheckTimeout: cfg.CheckTimeout, RecoveryTimeout: cfg.RecoveryTimeout,
+	})
 	if err != nil {
-		return 0, err
+		return 0, analyzeError(err)
 	}
 	if err := results.WriteReport(dir, info, report); err != nil {
 		return 0, err
 	}
 	summarize(&harness.Outcome{Dir: dir, Info: info, Report: report})
 	return verdictCode(report.Valid), nil
+}
+
+// checkFlags are the checker settings shared by run and analyze.
+func checkFlags(fs *flag.FlagSet, cfg *harness.Config) {
+	fs.DurationVar(&cfg.CheckTimeout, "check-timeout", cfg.CheckTimeout, "linearizability budget; past it the verdict is unknown")
+	fs.DurationVar(&cfg.RecoveryTimeout, "recovery-timeout", cfg.RecoveryTimeout, "after the final heal, for exactly one leader")
+}
+
+// analyzeError makes an unreadable history bad input: the run folder, not
+// splitbrain, is at fault.
+func analyzeError(err error) error {
+	var le *history.LineError
+	if errors.As(err, &le) {
+		return badInput("analyze: %v", err)
+	}
+	return err
 }
 
 func serveCmd(ctx context.Context, args []string) (int, error) {

@@ -1,0 +1,101 @@
+package checkers
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/splitbrain/splitbrain/history"
+)
+
+// fixtureExpect is expect.json of a fixture under testdata/fixtures: a
+// small history a person can read, and the verdicts it must get.
+type fixtureExpect struct {
+	About           string              `json:"about"`
+	Promise         string              `json:"promise"`
+	ObserveInterval string              `json:"observe_interval"`
+	RecoveryTimeout string              `json:"recovery_timeout"`
+	Valid           Validity            `json:"valid"`
+	Checkers        map[string]Validity `json:"checkers"`
+	// Violation is what the named checker must report first; Events must
+	// be among its evidence.
+	Violation *struct {
+		Checker string  `json:"checker"`
+		Kind    string  `json:"kind"`
+		Events  []int64 `json:"events"`
+	} `json:"violation"`
+}
+
+func TestFixtures(t *testing.T) {
+	dirs, err := filepath.Glob(filepath.Join("testdata", "fixtures", "*"))
+	if err != nil || len(dirs) == 0 {
+		t.Fatalf("no fixtures: %v", err)
+	}
+	for _, dir := range dirs {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			var x fixtureExpect
+			raw, err := os.ReadFile(filepath.Join(dir, "expect.json"))
+			if err == nil {
+				err = json.Unmarshal(raw, &x)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := loadFixture(t, dir, x)
+			opts := Options{RecoveryTimeout: parseDuration(t, x.RecoveryTimeout)}
+			rep := Run(in, All(opts))
+			if rep.Valid != x.Valid {
+				t.Errorf("verdict %v, want %v (%s)", rep.Valid, x.Valid, x.About)
+			}
+			for name, want := range x.Checkers {
+				if got := rep.Checkers[name]; got.Valid != want {
+					t.Errorf("%s: %v, want %v: %+v %q", name, got.Valid, want, got.Violations, got.Note)
+				}
+			}
+			if v := x.Violation; v != nil {
+				got := rep.Checkers[v.Checker].Violations
+				if len(got) == 0 || got[0].Kind != v.Kind {
+					t.Fatalf("%s: want a %s violation first, got %+v", v.Checker, v.Kind, got)
+				}
+				for _, e := range v.Events {
+					if !containsIndex(got[0].Events, e) {
+						t.Errorf("%s: evidence %v lacks event %d (%s)", v.Checker, got[0].Events, e, got[0].Message)
+					}
+				}
+			}
+		})
+	}
+}
+
+func loadFixture(t *testing.T, dir string, x fixtureExpect) Input {
+	t.Helper()
+	h, err := history.ReadFile(filepath.Join(dir, "history.jsonl"), history.ReadEvents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := history.ReadFile(filepath.Join(dir, "resource.jsonl"), history.ReadDecisions)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	p, err := ParsePromise(x.Promise)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Input{History: h, Resource: res, Promise: p, ObserveInterval: parseDuration(t, x.ObserveInterval)}
+}
+
+// parseDuration reads an optional duration: "" is zero.
+func parseDuration(t *testing.T, s string) time.Duration {
+	t.Helper()
+	if s == "" {
+		return 0
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
