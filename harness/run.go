@@ -367,6 +367,32 @@ func (r *run) nodeEnv(node string) map[string]string {
 	return env
 }
 
+// quiet lets the workload run on after the final heal for the quiet
+// period and, while no single leader is seen, on until the recovery
+// timeout has passed, so that the history can prove a recovery or its
+// absence instead of ending too soon to tell.
+func (r *run) quiet(ctx context.Context, obs *workloads.Observer) {
+	healed := time.Now()
+	fresh := 2 * r.cfg.ObserveInterval
+	deadline := healed.Add(r.cfg.RecoveryTimeout + fresh)
+	wait := func(d time.Duration) bool {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(d):
+			return true
+		}
+	}
+	if !wait(r.cfg.QuietPeriod) {
+		return
+	}
+	for obs.Leaders(fresh) != 1 && time.Now().Before(deadline) {
+		if !wait(r.cfg.ObserveInterval) {
+			return
+		}
+	}
+}
+
 // drive runs the workload, the observer and the nemesis for the time limit,
 // heals every fault, lets the workload run on for the quiet period, and
 // stops. Ctrl-C ends it early; the history so far is kept.
@@ -406,12 +432,7 @@ func (r *run) drive(ctx context.Context) error {
 	}
 	stopNemesis()
 	<-nemDone // every fault healed
-	if ctx.Err() == nil && r.cfg.QuietPeriod > 0 {
-		select {
-		case <-ctx.Done():
-		case <-time.After(r.cfg.QuietPeriod):
-		}
-	}
+	r.quiet(ctx, obs)
 	stopWork()
 	wg.Wait()
 	progress.stop()

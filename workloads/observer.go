@@ -116,3 +116,18 @@ func (o *Observer) Leader(maxAge time.Duration) (node string, token int64) {
 	}
 	return node, token
 }
+
+// Leaders counts the nodes whose fresh observation (younger than maxAge)
+// says they lead.
+func (o *Observer) Leaders(maxAge time.Duration) int {
+	now := o.rec.Now()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	n := 0
+	for _, e := range o.latest {
+		if e.IsLeader && now-e.Time <= int64(maxAge) {
+			n++
+		}
+	}
+	return n
+}
