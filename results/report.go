@@ -1,126 +1,355 @@
 package results
 
 import (
+	"bufio"
+	"cmp"
+	_ "embed"
+	"encoding/json"
 	"fmt"
 	"html/template"
+	"math"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/splitbrain/splitbrain/checkers"
+)
+
+var (
+	//go:embed report.html.tmpl
+	reportPage string
+	//go:embed report.css
+	reportCSS string
+	//go:embed report.js
+	reportJS string
 )
 
 var funcs = template.FuncMap{
 	// A verdict reads in words, not only in colour.
 	"verdict": checkers.Validity.String,
-	"seconds": func(ns int64) string { return fmt.Sprintf("%.3f s", float64(ns)/1e9) },
-	"figure": func(v float64) string {
-		if v == float64(int64(v)) {
-			return fmt.Sprintf("%d", int64(v))
-		}
-		return fmt.Sprintf("%.3f", v)
-	},
-	"sortedKeys": func(m map[string]float64) []string {
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		return keys
-	},
-	"join": strings.Join,
+	"secs":    secs,
+	"css":     func() template.CSS { return template.CSS(reportCSS) },
+	"js":      func() template.JS { return template.JS(reportJS) },
 }
 
-const style = `body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
-table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:.25em .6em;text-align:left;vertical-align:top}
-.valid{background:#d8f5d0}.invalid{background:#f9d0d0}.unknown{background:#f7ecc4}
-.verdict{font-size:1.6em;padding:.3em .6em;display:inline-block;border-radius:4px}code{background:#f3f3f3;padding:0 .2em}`
+var reportTmpl = template.Must(template.New("report").Funcs(funcs).Parse(reportPage))
 
-var reportTmpl = template.Must(template.New("report").Funcs(funcs).Parse(`<!doctype html>
-<html><head><meta charset="utf-8"><title>splitbrain {{.Info.ID}}: {{verdict .Report.Valid}}</title><style>` + style + `</style></head><body>
-<h1>splitbrain run {{.Info.ID}}</h1>
-<p><span class="verdict {{verdict .Report.Valid}}">{{verdict .Report.Valid}}</span></p>
-<table>
-<tr><th>target</th><td>{{.Info.Target}} (promise: {{.Info.Promise}})</td></tr>
-<tr><th>seed</th><td>{{.Info.Seed}}</td></tr>
-<tr><th>started</th><td>{{.Info.Started}}</td></tr>
-<tr><th>reproduce</th><td><code>{{.Info.Command}}</code></td></tr>
-{{if .Info.Interrupted}}<tr><th>interrupted</th><td>the run was stopped before its time limit; the verdict covers the history recorded until then</td></tr>{{end}}
-{{if .Info.Error}}<tr><th>harness error</th><td>{{.Info.Error}}</td></tr>{{end}}
-</table>
-<h2>Checkers</h2>
-<table><tr><th>checker</th><th>verdict</th><th>figures</th><th>note</th></tr>
-{{range $name, $r := .Report.Checkers}}<tr><td>{{$name}}</td><td class="{{verdict $r.Valid}}">{{verdict $r.Valid}}</td>
-<td>{{range $k := sortedKeys $r.Figures}}{{$k}}: {{figure (index $r.Figures $k)}}<br>{{end}}</td><td>{{$r.Note}}</td></tr>
-{{end}}</table>
-<h2>Violations</h2>
-{{$any := false}}{{range $name, $r := .Report.Checkers}}{{range $r.Violations}}{{$any = true}}
-<p class="invalid"><b>{{$name}}</b> ({{.Kind}}) at {{seconds .Time}}: {{.Message}}{{if .Events}} <small>events {{.Events}}</small>{{end}}{{if .Seqs}} <small>resource seqs {{.Seqs}}</small>{{end}}</p>
-{{end}}{{end}}{{if not $any}}<p>None.</p>{{end}}
-<h2>Timings and throughput</h2>
-<table>
-<tr><th>image build</th><td>{{printf "%.2f" .Info.Timings.ImageBuild}} s</td></tr>
-<tr><th>cluster start (all healthy)</th><td>{{printf "%.2f" .Info.Timings.ClusterStart}} s</td></tr>
-<tr><th>workload</th><td>{{printf "%.1f" .Info.Timings.Workload}} s</td></tr>
-<tr><th>teardown</th><td>{{printf "%.2f" .Info.Timings.Teardown}} s</td></tr>
-<tr><th>check</th><td>{{printf "%.2f" .Info.Timings.Check}} s</td></tr>
-<tr><th>ops/s asked / issued / completed</th><td>{{printf "%.0f" .Info.Timings.RequestedRate}} / {{printf "%.1f" .Info.Timings.AchievedRate}} / {{printf "%.1f" .Info.Timings.CompletedRate}}</td></tr>
-<tr><th>ops ok / failed / indeterminate / not issued</th><td>{{.Info.Timings.OpsOK}} / {{.Info.Timings.OpsFailed}} / {{.Info.Timings.OpsUnknown}} / {{.Info.Timings.OpsNotIssued}}</td></tr>
-<tr><th>history events</th><td>{{.Info.Timings.Events}}</td></tr>
-</table>
-<h2>Files</h2>
-<ul><li><a href="history.jsonl">history.jsonl</a></li><li><a href="resource.jsonl">resource.jsonl</a></li><li><a href="results.json">results.json</a></li><li><a href="run.json">run.json</a></li>
-{{range .Logs}}<li><a href="logs/{{.}}">logs/{{.}}</a></li>{{end}}</ul>
-</body></html>
-`))
+// runConfig is the part of run.json's config the report reads. Info.Config
+// is the harness's Config in a live run and a JSON map when read back, so
+// it is read through JSON either way.
+type runConfig struct {
+	Nodes           int           `json:"nodes"`
+	Nemesis         []string      `json:"nemesis"`
+	Resource        string        `json:"resource"`
+	ObserveInterval time.Duration `json:"observe_interval"`
+}
 
-// WriteReport renders report.html into a run's folder.
-func WriteReport(dir string, info Info, report checkers.Report) error {
-	entries, _ := os.ReadDir(filepath.Join(dir, LogsDir))
-	var logs []string
-	for _, e := range entries {
-		logs = append(logs, e.Name())
+func configOf(info Info) runConfig {
+	var c runConfig
+	if b, err := json.Marshal(info.Config); err == nil {
+		_ = json.Unmarshal(b, &c) // a config we cannot read leaves zeros: shown as unknown
 	}
-	return writeTemplate(filepath.Join(dir, ReportFile), reportTmpl, map[string]any{
-		"Info": info, "Report": report, "Logs": logs,
-	})
+	return c
 }
 
-var indexTmpl = template.Must(template.New("index").Funcs(funcs).Parse(`<!doctype html>
-<html><head><meta charset="utf-8"><title>splitbrain runs</title><style>` + style + `</style></head><body>
-<h1>splitbrain runs</h1>
-<table><tr><th>run</th><th>target</th><th>nemesis</th><th>seed</th><th>verdict</th><th>violations</th><th>duration</th></tr>
-{{range .}}<tr><td><a href="{{.Info.ID}}/report.html">{{.Info.ID}}</a></td><td>{{.Info.Target}}</td><td>{{.Nemesis}}</td><td>{{.Info.Seed}}</td>
-<td class="{{verdict .Report.Valid}}">{{verdict .Report.Valid}}</td><td>{{.Violations}}</td><td>{{printf "%.0f" .Info.Timings.Total}} s</td></tr>
-{{end}}</table></body></html>
-`))
+// page is what report.html.tmpl renders.
+type page struct {
+	Info       Info
+	Config     runConfig
+	Nodes      []string
+	Verdict    checkers.Validity
+	Headline   string
+	Duration   string
+	Checkers   []checkerRow
+	Violations []numbered
+	Firsts     []numbered // each failing checker's earliest violation
+	Windows    []numbered
+	Timeline   timelineView
+	Charts     []chartView
+	Avail      availView
+	Files      []fileLink
+}
 
-// WriteIndex rewrites results/index.html, newest run first.
-func WriteIndex(s Store) error {
-	runs, err := s.Runs()
+type checkerRow struct {
+	Name    string
+	Valid   checkers.Validity
+	Figures []figure
+	Note    string
+	Count   int // violations counted...
+	Listed  int // ...and kept in results.json
+}
+
+type figure struct{ Name, Value string }
+
+// numbered is a violation (or an allowed window) as the page lists it.
+type numbered struct {
+	checkers.Violation
+	N       int
+	ID      string // anchor: v3, w2
+	Checker string
+	Title   string // the kind in words
+	Explain string // what it means
+	Jump    jump
+}
+
+// jump is where a link moves the timeline: a range in ms and the mark to
+// light up.
+type jump struct {
+	T0, T1 string
+	Mark   string
+}
+
+// WriteReport renders report.html into a run's folder from info, the
+// verdicts and the folder's own history.jsonl, which it streams: a
+// million-event history is folded into what a screen can show as it is
+// read, never held whole.
+func WriteReport(dir string, info Info, report checkers.Report) error {
+	cfg := configOf(info)
+	var nodes []string
+	for i := 1; i <= cfg.Nodes; i++ {
+		nodes = append(nodes, fmt.Sprintf("n%d", i))
+	}
+	tl, err := readTimeline(filepath.Join(dir, HistoryFile), nodes)
 	if err != nil {
 		return err
 	}
-	type row struct {
-		Info       Info
-		Report     checkers.Report
-		Nemesis    string
-		Violations int
+	p := &page{Info: info, Config: cfg, Nodes: tl.Nodes, Verdict: report.Valid}
+	if info.Error != "" {
+		p.Verdict = checkers.Unknown
 	}
-	rows := make([]row, 0, len(runs))
-	for _, info := range runs {
-		r := row{Info: info}
-		_ = ReadJSON(filepath.Join(s.Root, info.ID, ResultsFile), &r.Report) // no results yet: unknown
-		for _, c := range r.Report.Checkers {
-			r.Violations += len(c.Violations)
-		}
-		if cfg, ok := info.Config.(map[string]any); ok {
-			r.Nemesis = fmt.Sprint(cfg["nemesis"])
-		}
-		rows = append(rows, r)
+	p.Duration = duration(info, tl)
+	p.Checkers = checkerRows(report)
+	p.Violations, p.Windows = listViolations(report, tl)
+	p.Firsts = firsts(p.Violations)
+	p.Headline = headline(p)
+	p.Timeline = timelineOf(tl, p.Violations)
+	p.Charts = chartsOf(tl)
+	p.Avail = availOf(info, cfg, report, tl)
+	p.Files = files(dir)
+	return writeTemplate(filepath.Join(dir, ReportFile), reportTmpl, p)
+}
+
+func duration(info Info, tl *timeline) string {
+	switch {
+	case info.Timings.Workload > 0:
+		return fmt.Sprintf("%.1f s of workload, %.1f s in all", info.Timings.Workload, info.Timings.Total)
+	case tl.End > 0:
+		return fmt.Sprintf("%.1f s recorded", float64(tl.End)/1e9)
 	}
-	return writeTemplate(filepath.Join(s.Root, IndexFile), indexTmpl, rows)
+	return "nothing recorded"
+}
+
+// checkerOrder lists checkers as the package orders them, others after.
+func checkerOrder(report checkers.Report) []string {
+	var names []string
+	for _, c := range checkers.All(checkers.Options{}) {
+		if _, ok := report.Checkers[c.Name]; ok {
+			names = append(names, c.Name)
+		}
+	}
+	var rest []string
+	for name := range report.Checkers {
+		if !slices.Contains(names, name) {
+			rest = append(rest, name)
+		}
+	}
+	slices.Sort(rest)
+	return append(names, rest...)
+}
+
+func checkerRows(report checkers.Report) []checkerRow {
+	var rows []checkerRow
+	for _, name := range checkerOrder(report) {
+		r := report.Checkers[name]
+		row := checkerRow{Name: name, Valid: r.Valid, Note: r.Note, Listed: len(r.Violations), Count: len(r.Violations)}
+		if n, ok := r.Figures["violations"]; ok {
+			row.Count = max(row.Count, int(n))
+		}
+		keys := make([]string, 0, len(r.Figures))
+		for k := range r.Figures {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			row.Figures = append(row.Figures, figureOf(k, r.Figures[k]))
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// figureOf names a figure in words, with its unit: total_s becomes
+// "total" and seconds.
+func figureOf(key string, v float64) figure {
+	unit := ""
+	switch {
+	case strings.HasSuffix(key, "_s"):
+		key, unit = strings.TrimSuffix(key, "_s"), " s"
+	case strings.HasSuffix(key, "_ms"):
+		key, unit = strings.TrimSuffix(key, "_ms"), " ms"
+	}
+	val := strconv.FormatFloat(v, 'f', 3, 64)
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		val = strconv.FormatInt(int64(v), 10)
+	}
+	return figure{Name: strings.ReplaceAll(key, "_", " "), Value: val + unit}
+}
+
+// kinds says in words what each kind of violation is and what it costs.
+var kinds = map[string][2]string{
+	"duplicate-token": {"Two nodes with one token",
+		"Two different nodes claimed the same fencing token. The fence cannot tell their writes apart, so both could write as leader."},
+	"token-regressed": {"A token went backwards",
+		"A node claimed a lower token after a higher one. Tokens must only grow, or a fence lets an old leadership write again."},
+	"overlap": {"Two leaders at once",
+		"Two or more nodes believed they led at the same time, longer than the target promises."},
+	"stale-token-accepted": {"Stale token accepted",
+		"The resource accepted a write carrying a lower token than one it had already accepted for that key: a deposed leader overwrote what a newer leader wrote. A strict fence refuses this."},
+	"token-of-another-node": {"Write under another node's token",
+		"A write was accepted with a token that, as far as the history shows, only another node ever held."},
+	"ok-not-accepted": {"Acknowledged but never done",
+		"A node told the client its write succeeded, but the resource never accepted it: the client believes in data that does not exist."},
+	"fail-but-accepted": {"Reported failed but done",
+		"A node told the client its write failed, but the resource accepted it: a client that retries writes twice."},
+	"not-linearizable": {"Not linearizable",
+		"No order of the reads and writes on this key explains what they returned: some read saw a value it could not have seen if the register behaved like one fenced register. linearizability.html shows the operations."},
+}
+
+func kindTitle(kind string) (string, string) {
+	if k, ok := kinds[kind]; ok {
+		return k[0], k[1]
+	}
+	return strings.ReplaceAll(kind, "-", " "), ""
+}
+
+// listViolations numbers every stored violation, earliest first, and the
+// windows the promise allows after them.
+func listViolations(report checkers.Report, tl *timeline) (vs, ws []numbered) {
+	for _, name := range checkerOrder(report) {
+		r := report.Checkers[name]
+		for _, v := range r.Violations {
+			vs = append(vs, numbered{Violation: v, Checker: name})
+		}
+		for _, w := range r.Windows {
+			ws = append(ws, numbered{Violation: w, Checker: name})
+		}
+	}
+	for _, l := range []struct {
+		list   []numbered
+		prefix string
+	}{{vs, "v"}, {ws, "w"}} {
+		slices.SortStableFunc(l.list, func(a, b numbered) int { return cmp.Compare(a.Time, b.Time) })
+		for i := range l.list {
+			v := &l.list[i]
+			v.N = i + 1
+			v.ID = l.prefix + strconv.Itoa(v.N)
+			v.Title, v.Explain = kindTitle(v.Kind)
+			v.Jump = jumpTo(v.Time, tl)
+			if l.prefix == "v" {
+				v.Jump.Mark = "m" + strconv.Itoa(v.N)
+			}
+		}
+	}
+	return vs, ws
+}
+
+// jumpTo frames a moment: the overlap it lies in, if any, with a margin of
+// time before and after so the reader sees what led up to it.
+func jumpTo(at int64, tl *timeline) jump {
+	for _, o := range tl.Overlaps {
+		if o.From <= at && at <= o.To {
+			return frame(o.span, tl.End)
+		}
+	}
+	return frame(span{at, at}, tl.End)
+}
+
+// firsts picks each checker's earliest violation, for the banner: the
+// reader sees every kind of trouble before scrolling.
+func firsts(vs []numbered) []numbered {
+	var out []numbered
+	for _, v := range vs { // earliest first
+		if !slices.ContainsFunc(out, func(o numbered) bool { return o.Checker == v.Checker }) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func headline(p *page) string {
+	if p.Info.Error != "" {
+		return "The harness failed, so nothing was judged: " + p.Info.Error
+	}
+	var bad, unsure []string
+	total := 0
+	for _, c := range p.Checkers {
+		switch c.Valid {
+		case checkers.Invalid:
+			total += c.Count
+			bad = append(bad, fmt.Sprintf("%s %d", c.Name, c.Count))
+		case checkers.Valid:
+		default:
+			unsure = append(unsure, c.Name)
+		}
+	}
+	switch {
+	case len(p.Checkers) == 0:
+		return "No checker ran."
+	case len(bad) > 0:
+		return fmt.Sprintf("%d %s: %s.", total, plural(total, "violation", "violations"), strings.Join(bad, ", "))
+	case len(unsure) > 0:
+		return "No violation found, but " + strings.Join(unsure, ", ") + " could not decide."
+	}
+	return "No checker found a violation."
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// fileLink is a file of the run folder, linked from the report.
+type fileLink struct {
+	Path string
+	Size string
+	What string
+}
+
+func files(dir string) []fileLink {
+	var out []fileLink
+	for _, f := range []struct{ name, what string }{
+		{HistoryFile, "every operation, leader observation and fault"},
+		{ResourceFile, "the resource's decisions: ground truth about writes"},
+		{ResultsFile, "every checker's verdict, machine-readable"},
+		{RunFile, "config, seed, versions, timings"},
+		{checkers.LinearizabilityFile, "porcupine's view of the operations that no order explains"},
+	} {
+		if st, err := os.Stat(filepath.Join(dir, f.name)); err == nil {
+			out = append(out, fileLink{f.name, size(st.Size()), f.what})
+		}
+	}
+	entries, _ := os.ReadDir(filepath.Join(dir, LogsDir))
+	for _, e := range entries {
+		if st, err := e.Info(); err == nil && !e.IsDir() {
+			out = append(out, fileLink{LogsDir + "/" + e.Name(), size(st.Size()), "container log"})
+		}
+	}
+	return out
+}
+
+func size(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.0f kB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
 }
 
 func writeTemplate(path string, t *template.Template, data any) error {
@@ -129,9 +358,14 @@ func writeTemplate(path string, t *template.Template, data any) error {
 	if err != nil {
 		return err
 	}
-	if err := t.Execute(f, data); err != nil {
+	w := bufio.NewWriterSize(f, 256*1024)
+	if err := t.Execute(w, data); err != nil {
 		f.Close()
 		return fmt.Errorf("%s: %v", filepath.Base(path), err)
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
 	}
 	if err := f.Close(); err != nil {
 		return err

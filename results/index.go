@@ -1,0 +1,50 @@
+package results
+
+import (
+	_ "embed"
+	"fmt"
+	"html/template"
+	"path/filepath"
+	"strings"
+
+	"github.com/splitbrain/splitbrain/checkers"
+)
+
+//go:embed index.html.tmpl
+var indexPage string
+
+var indexTmpl = template.Must(template.New("index").Funcs(funcs).Parse(indexPage))
+
+// indexRow is one run in results/index.html.
+type indexRow struct {
+	Info       Info
+	Verdict    checkers.Validity
+	Nemesis    string
+	Violations int
+	Duration   string
+}
+
+// WriteIndex rewrites results/index.html, newest run first.
+func WriteIndex(s Store) error {
+	runs, err := s.Runs()
+	if err != nil {
+		return err
+	}
+	rows := make([]indexRow, 0, len(runs))
+	for _, info := range runs {
+		var report checkers.Report // no results yet: unknown
+		_ = ReadJSON(filepath.Join(s.Root, info.ID, ResultsFile), &report)
+		r := indexRow{Info: info, Verdict: report.Valid, Nemesis: strings.Join(configOf(info).Nemesis, ", "), Duration: "-"}
+		if info.Error != "" {
+			r.Verdict = checkers.Unknown
+		}
+		for _, c := range checkerRows(report) {
+			r.Violations += c.Count
+		}
+		if info.Timings.Total > 0 {
+			r.Duration = fmt.Sprintf("%.0f s", info.Timings.Total)
+		}
+		rows = append(rows, r)
+	}
+	return writeTemplate(filepath.Join(s.Root, IndexFile), indexTmpl, rows)
+}
