@@ -271,35 +271,19 @@ func operations(in Input) ([]keyOps, map[string]float64) {
 // order can explain, and draws porcupine's view of the first keys with
 // splitbrain's faults and leader changes on it.
 func explain(h []history.Event, illegal []keyOps, budget time.Duration) ([]Violation, map[string][]byte) {
-	shown := illegal[:min(len(illegal), maxVisualizedKeys)]
-	model := registerModel
-	model.Partition = func([]porcupine.Operation) [][]porcupine.Operation {
-		parts := make([][]porcupine.Operation, len(shown))
-		for i, k := range shown {
-			parts[i] = k.ops
-		}
-		return parts
-	}
-	var all []porcupine.Operation
-	for _, k := range shown {
-		all = append(all, k.ops...)
-	}
+	illegal = illegal[:min(len(illegal), maxStored)]
+	shown := min(len(illegal), maxVisualizedKeys)
 	// The search already failed within the budget on these keys; the
-	// verbose one repeats it, recording the longest prefixes it found.
-	_, info := porcupine.CheckOperationsVerbose(model, all, budget)
-	partials := info.PartialLinearizationsOperations()
-
+	// verbose one repeats it, recording the longest prefixes it found. The
+	// keys drawn go through one search, so that one view holds them all.
+	model, info := verbose(illegal[:shown], budget)
 	var out []Violation
-	for i, k := range illegal {
-		if i >= len(shown) {
-			out = append(out, Violation{
-				Kind:    "not-linearizable",
-				Message: fmt.Sprintf("no order of the operations on %s explains what they returned (not analysed further: see the keys before it)", k.key),
-				Time:    k.ops[0].Call,
-			})
-			continue
-		}
-		out = append(out, culprit(k, partials[i]))
+	for i, part := range info.PartialLinearizationsOperations() {
+		out = append(out, culprit(illegal[i], part))
+	}
+	for _, k := range illegal[shown:] {
+		_, more := verbose([]keyOps{k}, budget)
+		out = append(out, culprit(k, more.PartialLinearizationsOperations()[0]))
 	}
 	slices.SortStableFunc(out, func(a, b Violation) int { return cmp.Compare(a.Time, b.Time) })
 
@@ -309,6 +293,25 @@ func explain(h []history.Event, illegal []keyOps, budget time.Duration) ([]Viola
 		return out, nil
 	}
 	return out, map[string][]byte{LinearizabilityFile: buf.Bytes()}
+}
+
+// verbose checks keys again, one partition each, keeping what porcupine
+// needs to explain and draw them.
+func verbose(keys []keyOps, budget time.Duration) (porcupine.Model, porcupine.LinearizationInfo) {
+	model := registerModel
+	model.Partition = func([]porcupine.Operation) [][]porcupine.Operation {
+		parts := make([][]porcupine.Operation, len(keys))
+		for i, k := range keys {
+			parts[i] = k.ops
+		}
+		return parts
+	}
+	var all []porcupine.Operation
+	for _, k := range keys {
+		all = append(all, k.ops...)
+	}
+	_, info := porcupine.CheckOperationsVerbose(model, all, budget)
+	return model, info
 }
 
 // culprit describes the violation on one key: of the operations the
