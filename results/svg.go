@@ -77,13 +77,15 @@ func (s *svgb) f(format string, args ...any) { fmt.Fprintf(&s.Builder, format, a
 
 func esc(s string) string { return html.EscapeString(s) }
 
-// rect draws a time span [from, to] as a rectangle with a tooltip.
+// rect draws a time span [from, to] as a rectangle with a tooltip. A span
+// of no length (one proof) gets a microsecond: a rect of width 0 is not
+// drawn at all, not even its stroke, which keeps it visible.
 func (s *svgb) rect(class, style string, from, to int64, y, h int, title string) {
 	s.f(`<rect class="%s"`, class)
 	if style != "" {
 		s.f(` style="%s"`, style)
 	}
-	s.f(` x="%s" y="%d" width="%s" height="%d">`, ms(from), y, ms(max(to-from, 0)), h)
+	s.f(` x="%s" y="%d" width="%s" height="%d">`, ms(from), y, ms(max(to-from, 1000)), h)
 	if title != "" {
 		s.f(`<title>%s</title>`, esc(title))
 	}

@@ -1,0 +1,171 @@
+package results
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// browser starts a headless Chromium (Debian's chromium package, which
+// `make deps` installs). Without one the test is skipped on a developer's
+// machine, and fails in CI, where skipping would hide that nothing ran.
+func browser(tb testing.TB) context.Context {
+	tb.Helper()
+	path, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			tb.Fatal("chromium is not installed, so the report cannot be opened in a browser: run `make deps` (apt-get install chromium)")
+		}
+		tb.Skip("chromium is not installed (make deps installs it)")
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path),
+		chromedp.NoSandbox, // we run as root in CI
+		chromedp.WindowSize(1400, 1000),
+	)
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	tb.Cleanup(cancel)
+	ctx, cancel := chromedp.NewContext(actx)
+	tb.Cleanup(cancel)
+	ctx, cancel = context.WithTimeout(ctx, 2*time.Minute)
+	tb.Cleanup(cancel)
+	return ctx
+}
+
+func eval[T any](t *testing.T, ctx context.Context, js string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js))
+	if err != nil {
+		t.Fatalf("%s: %v", js, err)
+	}
+	return v
+}
+
+// TestReportInBrowser opens a report in a real browser from a loopback
+// server and checks what a reader relies on: the verdict, one lane per
+// node, violation links that move the timeline, and that the page asks
+// nothing of any other host.
+func TestReportInBrowser(t *testing.T) {
+	fx := makeFixture(t, t.TempDir(), 30_000)
+	if err := WriteReport(fx.dir, fx.info, fx.report); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.FileServer(http.Dir(fx.dir)))
+	defer srv.Close()
+	ctx := browser(t)
+
+	var (
+		mu         sync.Mutex
+		requests   []string
+		exceptions []string
+	)
+	if err := chromedp.Listen(ctx, func(ev any) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch ev := ev.(type) {
+		case *network.EventRequestWillBeSent:
+			requests = append(requests, ev.Request.URL)
+		case *runtime.EventExceptionThrown:
+			msg := ev.ExceptionDetails.Text
+			if x := ev.ExceptionDetails.Exception; x != nil {
+				msg += " " + x.Description
+			}
+			exceptions = append(exceptions, msg)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(srv.URL+"/"+ReportFile),
+		chromedp.WaitVisible(chromedp.CSS("#timeline svg.zoom")),
+	); err != nil {
+		t.Fatal(err)
+	}
+
+	if got := eval[string](t, ctx, `document.querySelector(".banner .word").textContent`); got != "invalid" {
+		t.Errorf("the banner says %q, want invalid", got)
+	}
+	if got := eval[bool](t, ctx, `getComputedStyle(document.querySelector(".banner")).backgroundColor !== getComputedStyle(document.body).backgroundColor`); !got {
+		t.Error("the banner has no colour of its own")
+	}
+	if got := eval[string](t, ctx, `[...document.querySelectorAll("#timeline g.lane")].map(l => l.dataset.node).join(",")`); got != "n1,n2,n3,n4,n5" {
+		t.Errorf("timeline lanes %q, want one per node, n1 to n5", got)
+	}
+	if got := eval[int](t, ctx, `document.querySelectorAll(".violation").length`); got != len(fx.report.Checkers["stale-token"].Violations) {
+		t.Errorf("%d violations listed, results.json holds %d", got, len(fx.report.Checkers["stale-token"].Violations))
+	}
+
+	// The second violation's link frames its moment and lights up its mark.
+	const viewBox = `document.querySelector("#timeline svg.zoom").getAttribute("viewBox")`
+	before := eval[string](t, ctx, viewBox)
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#v2 a.jump`)), chromedp.Sleep(200*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	after := eval[string](t, ctx, viewBox)
+	if after == before {
+		t.Fatalf("the timeline did not move: viewBox %q before and after the click", before)
+	}
+	v2 := fx.report.Checkers["stale-token"].Violations[1]
+	inView := eval[bool](t, ctx, `(() => { const [x, , w] = document.querySelector("#timeline svg.zoom").getAttribute("viewBox").split(" ").map(Number);
+		const t = `+ms(v2.Time)+`; return x <= t && t <= x + w; })()`)
+	if !inView {
+		t.Errorf("after the click the timeline shows %q, not violation 2 at %s", after, secs(v2.Time))
+	}
+	if !eval[bool](t, ctx, `document.getElementById("m2").classList.contains("hl")`) {
+		t.Error("violation 2's mark is not lit after its link was clicked")
+	}
+	if !eval[bool](t, ctx, `(() => { const r = document.getElementById("timeline").getBoundingClientRect(); return r.top >= -1 && r.top < innerHeight; })()`) {
+		t.Error("the link did not bring the timeline into view")
+	}
+
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	saveArtifact(t, "report-after-jump.png", shot)
+
+	mu.Lock()
+	defer mu.Unlock()
+	if len(requests) == 0 {
+		t.Fatal("no request seen: the network listener is broken")
+	}
+	for _, u := range requests {
+		if !strings.HasPrefix(u, srv.URL+"/") && !strings.HasPrefix(u, "data:") {
+			t.Errorf("the report asked another host for %s", u)
+		}
+	}
+	for _, e := range exceptions {
+		t.Errorf("the page threw: %s", e)
+	}
+}
+
+// saveArtifact keeps a file of the test's: in its artifact directory (go
+// test -artifacts keeps it), and in $SPLITBRAIN_ARTIFACTS if CI gives one.
+func saveArtifact(t *testing.T, name string, b []byte) {
+	t.Helper()
+	dirs := []string{t.ArtifactDir()}
+	if d := os.Getenv("SPLITBRAIN_ARTIFACTS"); d != "" {
+		dirs = append(dirs, filepath.Join(d, t.Name()))
+	}
+	for _, d := range dirs {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(d, name)
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("screenshot: %s", path)
+	}
+}

@@ -1,0 +1,103 @@
+package results
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/splitbrain/splitbrain/checkers"
+)
+
+func TestWriteReportFixture(t *testing.T) {
+	fx := makeFixture(t, t.TempDir(), 20_000)
+	if err := WriteReport(fx.dir, fx.info, fx.report); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(fx.dir, ReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	for _, want := range []string{
+		`<div class="word">invalid</div>`,
+		fx.info.Command,
+		`data-node="n1"`, `data-node="n5"`,
+		`href="logs/resource.log"`, `href="history.jsonl"`, `href="results.json"`,
+		`id="v1"`, `class="jump" href="#v1"`,
+		"Stale token accepted",
+		"pause-leader",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+	if strings.Contains(page, "linearizability.html") {
+		t.Error("the report links linearizability.html, which the run does not have")
+	}
+	// The SVG namespace is a name, not an address; the browser test proves
+	// that nothing is fetched.
+	bare := strings.ReplaceAll(page, "http://www.w3.org/2000/svg", "")
+	for _, bad := range []string{"http://", "https://", "src=", "@import", "url("} {
+		if strings.Contains(bare, bad) {
+			t.Errorf("the report refers to %q: it must be self-contained", bad)
+		}
+	}
+}
+
+func TestWriteReportFailedRun(t *testing.T) {
+	dir := t.TempDir()
+	info := Info{ID: "failed", Target: "raft", Error: "n3 never became healthy"}
+	if err := WriteReport(dir, info, checkers.Report{}); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, ReportFile))
+	for _, want := range []string{`<div class="word">unknown</div>`, "n3 never became healthy", "holds no events"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the report of a failed run lacks %q", want)
+		}
+	}
+}
+
+func TestWriteIndexNewestFirst(t *testing.T) {
+	root := t.TempDir()
+	s := Store{Root: root}
+	for i, id := range []string{"old", "new"} {
+		dir, err := s.Create(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info := Info{ID: id, Target: "raft", Seed: uint64(i), Started: time.Unix(int64(i)*100, 0),
+			Config: map[string]any{"nemesis": []string{"pause", "kill"}}, Timings: Timings{Total: 72}}
+		if err := WriteJSON(filepath.Join(dir, RunFile), info); err != nil {
+			t.Fatal(err)
+		}
+		rep := checkers.Report{Valid: checkers.Valid, Checkers: map[string]checkers.Result{"stale-token": {Valid: checkers.Valid}}}
+		if id == "new" {
+			rep = checkers.Report{Valid: checkers.Invalid, Checkers: map[string]checkers.Result{
+				"stale-token": {Valid: checkers.Invalid, Figures: map[string]float64{"violations": 250}, Violations: make([]checkers.Violation, 100)},
+			}}
+		}
+		if err := WriteJSON(filepath.Join(dir, ResultsFile), rep); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := WriteIndex(s); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(root, IndexFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	newRow, oldRow := strings.Index(page, `href="new/report.html"`), strings.Index(page, `href="old/report.html"`)
+	if newRow < 0 || oldRow < 0 || newRow > oldRow {
+		t.Fatalf("the index does not list new before old:\n%s", page)
+	}
+	for _, want := range []string{"pause, kill", `<span class="pill invalid">invalid</span>`, "<td>250</td>", "72 s"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the index lacks %q", want)
+		}
+	}
+}
