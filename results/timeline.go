@@ -8,8 +8,10 @@ import (
 	"errors"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/splitbrain/splitbrain/history"
 )
@@ -113,32 +115,100 @@ func readTimeline(path string, nodes []string) (*timeline, error) {
 		return nil, err
 	}
 	defer f.Close()
-	r := bufio.NewReaderSize(f, 256*1024)
-	for {
-		line, err := r.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			// A line longer than the buffer: nothing the workload writes.
-			b.tl.Skipped++
-			for errors.Is(err, bufio.ErrBufferFull) {
-				_, err = r.ReadSlice('\n')
+	skipped, err := scanEvents(f, b.add)
+	b.tl.Skipped = skipped
+	if err != nil {
+		return nil, err
+	}
+	return b.finish(), nil
+}
+
+// chunk is a run of history lines, decoded by one worker: line i is
+// buf[ends[i-1]:ends[i]].
+type chunk struct {
+	buf    []byte
+	ends   []int
+	events []history.Event
+	bad    int
+	done   chan struct{}
+}
+
+const chunkLines = 4096
+
+// scanEvents decodes a JSON-lines history and gives each event to fn, in
+// the file's order. Decoding is nearly all of a report's time, so chunks of
+// lines are decoded on every core while fn takes them in order; only a few
+// chunks are in flight at once, so memory stays flat for any history.
+// Lines that are not events, or longer than any event the harness writes,
+// are counted, not fatal.
+func scanEvents(r io.Reader, fn func(*history.Event)) (skipped int, err error) {
+	workers := runtime.GOMAXPROCS(0)
+	work := make(chan *chunk, workers)
+	order := make(chan *chunk, 2*workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for c := range work {
+				c.events = make([]history.Event, 0, len(c.ends))
+				from := 0
+				for _, to := range c.ends {
+					var e history.Event
+					l := c.buf[from:to]
+					from = to
+					if json.Unmarshal(l, &e) != nil {
+						c.bad++
+						continue
+					}
+					c.events = append(c.events, e)
+				}
+				close(c.done)
 			}
-			continue
+		})
+	}
+	var readErr error
+	go func() {
+		defer close(order)
+		defer close(work)
+		br := bufio.NewReaderSize(r, 256*1024)
+		c := &chunk{done: make(chan struct{})}
+		send := func() {
+			work <- c
+			order <- c
+			// The next chunk is about as long as this one.
+			c = &chunk{buf: make([]byte, 0, len(c.buf)), ends: make([]int, 0, chunkLines), done: make(chan struct{})}
 		}
-		if line = bytes.TrimSpace(line); len(line) > 0 {
-			var e history.Event
-			if json.Unmarshal(line, &e) == nil {
-				b.add(&e)
-			} else {
-				b.tl.Skipped++
+		for {
+			line, err := br.ReadSlice('\n')
+			for errors.Is(err, bufio.ErrBufferFull) { // no event is this long
+				c.bad++
+				_, err = br.ReadSlice('\n')
+				line = nil
+			}
+			if line = bytes.TrimSpace(line); len(line) > 0 {
+				c.buf = append(c.buf, line...)
+				c.ends = append(c.ends, len(c.buf))
+			}
+			if err != nil {
+				if err != io.EOF {
+					readErr = err
+				}
+				send()
+				return
+			}
+			if len(c.ends) == chunkLines {
+				send()
 			}
 		}
-		if err == io.EOF {
-			return b.finish(), nil
-		}
-		if err != nil {
-			return nil, err
+	}()
+	for c := range order {
+		<-c.done
+		skipped += c.bad
+		for i := range c.events {
+			fn(&c.events[i])
 		}
 	}
+	wg.Wait()
+	return skipped, readErr
 }
 
 func (b *builder) node(name string) int {
