@@ -260,7 +260,8 @@ func latencyName(d float64) string {
 func yLabels(ys []float64, names []string) template.HTML {
 	var s svgb
 	for i, y := range ys {
-		s.f(`<text class="y" x="80" y="%.1f">%s</text>`, y+4, esc(names[i]))
+		// Centred on its rule, but never below the chart's bottom edge.
+		s.f(`<text class="y" x="80" y="%.1f">%s</text>`, min(y+4, chartH-1), esc(names[i]))
 	}
 	return template.HTML(s.String())
 }
