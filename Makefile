@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/splitbrain
 RUNARGS ?= --target raft --nodes 5 --time-limit 60s --nemesis partition,pause,kill,clock --resource strict
 
-.PHONY: build test vet unit run bench clean
+.PHONY: build deps test vet unit run bench clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/splitbrain
@@ -12,8 +12,13 @@ vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
 
+# Chromium, from Debian, for the test that opens a report in a browser;
+# installed only when missing.
+deps:
+	@command -v chromium >/dev/null || (apt-get update && apt-get install -y --no-install-recommends chromium)
+
 # Unit tests and the integration tests, which start real containers.
-test: vet
+test: vet deps
 	$(GO) test -race -count=1 -timeout 9m ./...
 
 # Unit tests only: no Docker needed.
