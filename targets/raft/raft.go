@@ -23,6 +23,9 @@
 //     This "lease" applies to pre-votes always, and to real votes only with
 //     CheckQuorum, where a vote request from within a lease is ignored
 //     without adopting its term.
+//
+// Config.Flaw builds the same code with one deliberate bug, for the flawed
+// targets splitbrain must catch.
 package raft
 
 import (
@@ -44,7 +47,34 @@ type Config struct {
 	CheckQuorum    bool
 	Storage        Storage    // required
 	Rand           *rand.Rand // source of the election timeouts, used only by this Node; nil means seeded from a hash of ID
+	// Flaw is a deliberate bug, for splitbrain's flawed targets; the zero
+	// value is correct Raft.
+	Flaw Flaw
 }
+
+// Flaw is a deliberate bug. Each breaks one guarantee of Raft in one place
+// of this code, so that splitbrain can show it catches exactly that bug in
+// a build of the same code.
+type Flaw string
+
+// The flaws. Each names the fault that exposes it in targets/README.md.
+const (
+	NoFlaw Flaw = ""
+	// ForgetfulVote keeps the hard state, the term and the vote cast in
+	// it, in memory only: a node that restarts comes back at term 0 with no
+	// vote, and can vote again in a term it has voted in.
+	ForgetfulVote Flaw = "forgetful-vote"
+	// SmallQuorum takes half the cluster, rounded down, for a majority (2
+	// of 5): two candidates can both win one term, and both sides of a
+	// partition can elect a leader.
+	SmallQuorum Flaw = "small-quorum"
+	// NoCheckQuorum never steps a leader down for want of a quorum, even
+	// with CheckQuorum: a leader cut off from the majority leads on.
+	NoCheckQuorum Flaw = "no-checkquorum"
+)
+
+// Flaws lists every flaw.
+var Flaws = []Flaw{ForgetfulVote, SmallQuorum, NoCheckQuorum}
 
 func (c Config) withDefaults() Config {
 	if c.ElectionTicks == 0 {
@@ -71,6 +101,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("raft: HeartbeatTicks (%d) must be less than ElectionTicks (%d)", c.HeartbeatTicks, c.ElectionTicks)
 	case c.Storage == nil:
 		return errors.New("raft: nil Storage")
+	case c.Flaw != NoFlaw && !slices.Contains(Flaws, c.Flaw):
+		return fmt.Errorf("raft: unknown Flaw %q (known: %v)", c.Flaw, Flaws)
 	}
 	seen := make(map[string]bool, len(c.Peers))
 	for _, p := range c.Peers {
@@ -90,7 +122,12 @@ func (c Config) Validate() error {
 // quorum is the number of nodes, out of a cluster of size, whose agreement
 // decides an election: a strict majority, so two quorums always overlap.
 // Keep this the only place that computes it.
-func quorum(size int) int { return size/2 + 1 }
+func quorum(size int, f Flaw) int {
+	if f == SmallQuorum {
+		return size / 2 // two disjoint halves of an even count, or 2 of 5
+	}
+	return size/2 + 1
+}
 
 // Status is a snapshot of a node's view.
 type Status struct {
@@ -113,6 +150,7 @@ type Node struct {
 	checkQuorum    bool
 	storage        Storage
 	rand           *rand.Rand
+	flaw           Flaw
 
 	state State
 	term  uint64 // always equal to the persisted term
@@ -153,6 +191,7 @@ func New(c Config) (*Node, error) {
 		checkQuorum:    c.CheckQuorum,
 		storage:        c.Storage,
 		rand:           r,
+		flaw:           c.Flaw,
 		term:           hs.Term,
 		vote:           hs.Vote,
 	}
@@ -165,7 +204,7 @@ func (n *Node) Status() Status {
 	return Status{ID: n.id, State: n.state, Term: n.term, Lead: n.lead}
 }
 
-func (n *Node) quorum() int { return quorum(len(n.peers) + 1) }
+func (n *Node) quorum() int { return quorum(len(n.peers)+1, n.flaw) }
 
 // Tick advances the node's clock by one tick and returns the messages to send.
 // A campaign whose Save fails is abandoned silently (Tick has no error) and
@@ -187,7 +226,7 @@ func (n *Node) tickLeader() []Message {
 		n.electionElapsed = 0
 		// A leader that cannot reach a quorum may already have been replaced;
 		// stepping down stops it from handing out a stale token forever.
-		if n.checkQuorum && len(n.active)+1 < n.quorum() {
+		if n.checkQuorum && n.flaw != NoCheckQuorum && len(n.active)+1 < n.quorum() {
 			n.becomeFollower(n.term, "")
 			return nil
 		}
@@ -303,8 +342,10 @@ func (n *Node) inLease() bool {
 
 // persist saves the HardState and adopts it only once it is durable.
 func (n *Node) persist(term uint64, vote string) error {
-	if err := n.storage.Save(HardState{Term: term, Vote: vote}); err != nil {
-		return fmt.Errorf("raft: save hard state: %w", err)
+	if n.flaw != ForgetfulVote {
+		if err := n.storage.Save(HardState{Term: term, Vote: vote}); err != nil {
+			return fmt.Errorf("raft: save hard state: %w", err)
+		}
 	}
 	n.term, n.vote = term, vote
 	return nil

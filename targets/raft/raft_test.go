@@ -14,6 +14,8 @@ import (
 // order and delivers messages FIFO, optionally losing or delaying them. After
 // every Tick and Step it checks election safety and that every node's term and
 // vote are the persisted ones, and that no node ever voted twice in a term.
+// A network of flawed nodes only records the terms that had two leaders, for
+// the flaw tests to assert.
 type network struct {
 	t      *testing.T
 	ids    []string
@@ -31,6 +33,8 @@ type network struct {
 	voted  map[string]HardState // per node, the last persisted vote (across restarts)
 	boots  uint64               // restarts, to give restarted nodes fresh randomness
 	seed   uint64
+	flawed bool
+	split  map[uint64]bool // terms with two leaders, in a flawed network
 }
 
 func newNetwork(t *testing.T, size int, seed uint64, mod func(*Config)) *network {
@@ -39,7 +43,7 @@ func newNetwork(t *testing.T, size int, seed uint64, mod func(*Config)) *network
 		t: t, cfgs: map[string]Config{}, nodes: map[string]*Node{},
 		stores: map[string]*MemoryStorage{}, down: map[string]bool{},
 		cut: map[[2]string]bool{}, leader: map[uint64]string{},
-		voted: map[string]HardState{}, seed: seed,
+		voted: map[string]HardState{}, seed: seed, split: map[uint64]bool{},
 	}
 	for i := range size {
 		nw.ids = append(nw.ids, string(rune('a'+i)))
@@ -51,6 +55,7 @@ func newNetwork(t *testing.T, size int, seed uint64, mod func(*Config)) *network
 		if mod != nil {
 			mod(&c)
 		}
+		nw.flawed = c.Flaw != NoFlaw
 		nw.cfgs[id] = c
 		nw.start(id)
 	}
@@ -155,6 +160,21 @@ func (nw *network) check() {
 	nw.t.Helper()
 	for _, id := range nw.ids {
 		st := nw.nodes[id].Status()
+		if st.IsLeader() && st.Lead != id {
+			nw.t.Fatalf("leader %s has Lead %q", id, st.Lead)
+		}
+		if prev, ok := nw.leader[st.Term]; ok && st.IsLeader() && prev != id {
+			if !nw.flawed {
+				nw.t.Fatalf("election safety: %s and %s both leader in term %d", prev, id, st.Term)
+			}
+			nw.split[st.Term] = true
+		}
+		if st.IsLeader() {
+			nw.leader[st.Term] = id
+		}
+		if nw.flawed {
+			continue
+		}
 		hs, _ := nw.stores[id].Load()
 		if st.Term != hs.Term || nw.nodes[id].vote != hs.Vote {
 			nw.t.Fatalf("%s: in memory term %d vote %q, persisted %+v", id, st.Term, nw.nodes[id].vote, hs)
@@ -167,15 +187,6 @@ func (nw *network) check() {
 		}
 		if hs.Vote != "" || hs.Term > nw.voted[id].Term {
 			nw.voted[id] = hs
-		}
-		if st.IsLeader() {
-			if st.Lead != id {
-				nw.t.Fatalf("leader %s has Lead %q", id, st.Lead)
-			}
-			if prev, ok := nw.leader[st.Term]; ok && prev != id {
-				nw.t.Fatalf("election safety: %s and %s both leader in term %d", prev, id, st.Term)
-			}
-			nw.leader[st.Term] = id
 		}
 	}
 }
@@ -734,5 +745,141 @@ func TestMessageJSON(t *testing.T) {
 	}
 	if Leader.String() != "Leader" || State(9).String() != "State(9)" || MsgHeartbeat.String() != "MsgHeartbeat" {
 		t.Fatal("String")
+	}
+}
+
+func TestFlawValidate(t *testing.T) {
+	for _, f := range Flaws {
+		if err := (Config{ID: "a", Storage: &MemoryStorage{}, Flaw: f}).Validate(); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	err := Config{ID: "a", Storage: &MemoryStorage{}, Flaw: "sloppy"}.Validate()
+	if err == nil || !strings.Contains(err.Error(), "small-quorum") {
+		t.Fatalf("unknown flaw: %v", err)
+	}
+}
+
+// With the forgetful-vote flaw a restarted node has forgotten the vote it
+// cast, and votes again in the same term.
+func TestFlawForgetfulVoteVotesTwice(t *testing.T) {
+	for _, flaw := range []Flaw{NoFlaw, ForgetfulVote} {
+		st := &MemoryStorage{}
+		c := Config{ID: "b", Peers: []string{"a", "c"}, Storage: st, Flaw: flaw}
+		b := mustNew(t, c)
+		one(t, mustStep(t, b, Message{Type: MsgVote, From: "a", To: "b", Term: 1}), MsgVoteResp, 1, false)
+		b = mustNew(t, c) // a restart
+		second := mustStep(t, b, Message{Type: MsgVote, From: "c", To: "b", Term: 1})
+		hs, _ := st.Load()
+		if flaw == NoFlaw {
+			one(t, second, MsgVoteResp, 1, true)
+			continue
+		}
+		one(t, second, MsgVoteResp, 1, false)
+		if hs != (HardState{}) {
+			t.Fatalf("forgetful node persisted %+v", hs)
+		}
+	}
+}
+
+// In a cluster: a node that missed an election campaigns in the term that
+// election decided, and wins it with the vote of a node that restarted and
+// forgot it had voted.
+func TestFlawForgetfulVoteTwoLeadersInOneTerm(t *testing.T) {
+	for _, flaw := range []Flaw{NoFlaw, ForgetfulVote} {
+		t.Run(string(flaw), func(t *testing.T) {
+			nw := newNetwork(t, 3, 1, func(c *Config) {
+				c.PreVote, c.Flaw = true, flaw
+				if c.ID == "b" {
+					c.ElectionTicks = 50 // a times out first, and b votes for it
+				}
+			})
+			nw.isolate("c")
+			for len(nw.leaders()) == 0 {
+				nw.tick()
+			}
+			if st := nw.node("a").Status(); !st.IsLeader() || st.Term != 1 {
+				t.Fatalf("a did not win term 1: %s", nw.statuses())
+			}
+			nw.crash("b")
+			nw.start("b")
+			nw.heal()
+			nw.isolate("a")
+			nw.ticks(100)
+			if flaw == NoFlaw {
+				if len(nw.split) > 0 {
+					t.Fatal("correct Raft had two leaders in a term")
+				}
+				return
+			}
+			if nw.leader[1] != "c" || !nw.split[1] {
+				t.Fatalf("c did not lead term 1 too: %s", nw.statuses())
+			}
+		})
+	}
+}
+
+// With the small-quorum flaw two candidates of one term both win, each with
+// its own vote and one other: 2 of 5.
+func TestFlawSmallQuorumTwoLeadersInOneTerm(t *testing.T) {
+	ids := []string{"a", "b", "c", "d", "e"}
+	for _, flaw := range []Flaw{NoFlaw, SmallQuorum} {
+		nodes := map[string]*Node{}
+		for i, id := range ids {
+			nodes[id] = mustNew(t, Config{ID: id, Peers: slices.Delete(slices.Clone(ids), i, i+1), Flaw: flaw})
+		}
+		// a and b time out in the same term; c votes for a, d for b.
+		for _, pair := range [][2]string{{"a", "c"}, {"b", "d"}} {
+			cand, voter := nodes[pair[0]], nodes[pair[1]]
+			for _, m := range tickUntil(t, cand, Candidate) {
+				if m.To == pair[1] {
+					for _, resp := range mustStep(t, voter, m) {
+						mustStep(t, cand, resp)
+					}
+				}
+			}
+		}
+		a, b := nodes["a"].Status(), nodes["b"].Status()
+		if a.Term != 1 || b.Term != 1 {
+			t.Fatalf("%s: terms %d and %d", flaw, a.Term, b.Term)
+		}
+		if both := a.IsLeader() && b.IsLeader(); both != (flaw == SmallQuorum) {
+			t.Fatalf("%s: a %v, b %v", flaw, a.State, b.State)
+		}
+	}
+}
+
+// With the small-quorum flaw both sides of a partition elect, so two
+// leaders overlap for as long as the partition lasts.
+func TestFlawSmallQuorumBothSidesOfAPartitionLead(t *testing.T) {
+	for _, flaw := range []Flaw{NoFlaw, SmallQuorum} {
+		t.Run(string(flaw), func(t *testing.T) {
+			nw := newNetwork(t, 5, 8, func(c *Config) { c.PreVote, c.CheckQuorum, c.Flaw = true, true, flaw })
+			l, _ := nw.waitLeader(100)
+			nw.partition([]string{l, nw.cfgs[l].Peers[0]})
+			nw.ticks(100)
+			if got, want := len(nw.leaders()), map[Flaw]int{NoFlaw: 1, SmallQuorum: 2}[flaw]; got != want {
+				t.Fatalf("%d leaders, want %d: %s", got, want, nw.statuses())
+			}
+		})
+	}
+}
+
+// With the no-checkquorum flaw a leader cut off from everyone leads on,
+// while the majority elects another.
+func TestFlawNoCheckQuorumIsolatedLeaderLeadsOn(t *testing.T) {
+	for _, flaw := range []Flaw{NoFlaw, NoCheckQuorum} {
+		t.Run(string(flaw), func(t *testing.T) {
+			nw := newNetwork(t, 3, 5, func(c *Config) { c.PreVote, c.CheckQuorum, c.Flaw = true, true, flaw })
+			l, _ := nw.waitLeader(100)
+			nw.isolate(l)
+			nw.ticks(200)
+			if still := nw.node(l).Status().IsLeader(); still != (flaw == NoCheckQuorum) {
+				t.Fatalf("isolated leader still leads: %v", still)
+			}
+			if ls := nw.leaders(); len(ls) == 0 || slices.Equal(ls, []string{l}) {
+				t.Fatalf("the majority elected nobody: %s", nw.statuses())
+			}
+		})
 	}
 }

@@ -39,6 +39,15 @@ func EnvFromOS() (Env, error) {
 	return e, nil
 }
 
+// PeerIDs are the other nodes' names, in SPLITBRAIN_PEERS order.
+func (e Env) PeerIDs() []string {
+	ids := make([]string, len(e.Peers))
+	for i, p := range e.Peers {
+		ids[i] = PeerHost(p)
+	}
+	return ids
+}
+
 // PeerHost is the host part of a peer address: the peer's node name, since
 // the harness names each container's network alias after its node.
 func PeerHost(addr string) string {

@@ -19,6 +19,16 @@ type Leadership struct {
 	LeaderID string `json:"leader_id,omitempty"` // who leads, if known
 }
 
+// Belief is the Leadership of a node that leads with token (a term, an
+// epoch) when leader is true, and otherwise follows lead ("" if unknown).
+func Belief(leader bool, lead string, token uint64) Leadership {
+	l := Leadership{Leader: leader, LeaderID: lead}
+	if leader {
+		l.Token = int64(token)
+	}
+	return l
+}
+
 // Elector is the one thing a target must provide: its current belief.
 type Elector interface {
 	Leadership() Leadership

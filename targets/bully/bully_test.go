@@ -1,0 +1,354 @@
+package bully
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/splitbrain/splitbrain/targets/election"
+	"github.com/splitbrain/splitbrain/targets/election/simnet"
+)
+
+// cluster is n1..nN on an in-memory network that checks, after every event,
+// that no epoch leads on two nodes and no node's epoch goes back.
+type cluster struct {
+	*simnet.Network[Message]
+	stores map[string]*election.MemoryStore
+}
+
+func ids(size int) []string {
+	var out []string
+	for i := 1; i <= size; i++ {
+		out = append(out, fmt.Sprintf("n%d", i))
+	}
+	return out
+}
+
+func others(all []string, id string) []string {
+	return slices.DeleteFunc(slices.Clone(all), func(p string) bool { return p == id })
+}
+
+func newCluster(t *testing.T, size int) *cluster {
+	t.Helper()
+	c := &cluster{stores: map[string]*election.MemoryStore{}}
+	all := ids(size)
+	for _, id := range all {
+		c.stores[id] = &election.MemoryStore{}
+	}
+	start := func(id string) simnet.Machine[Message] {
+		n, err := New(Config{ID: id, Peers: others(all, id), Storage: c.stores[id]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	c.Network = simnet.New(t, all, start, func(m Message) (string, string) { return m.From, m.To })
+	c.Belief = func(id string) simnet.Belief {
+		st := c.node(id).Status()
+		return simnet.Belief{Leader: st.IsLeader(), Lead: st.Coordinator, Token: st.Epoch}
+	}
+	c.AfterEach = func() {
+		for id, s := range c.stores {
+			if st := c.node(id).Status(); st.IsLeader() {
+				if saved, _ := s.Load(); saved < st.Epoch {
+					t.Fatalf("%s leads with epoch %d but saved only %d", id, st.Epoch, saved)
+				}
+			}
+		}
+	}
+	return c
+}
+
+func (c *cluster) node(id string) *Node { return c.Node(id).(*Node) }
+
+// settle ticks until one coordinator leads everyone alive and returns it.
+func (c *cluster) settle(t *testing.T) string {
+	t.Helper()
+	c.Until(100, func() bool { return c.Stable() != "" }, "settled")
+	return c.Stable()
+}
+
+func mustNew(t *testing.T, id string, peers ...string) *Node {
+	t.Helper()
+	n, err := New(Config{ID: id, Peers: peers, Storage: &election.MemoryStore{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func mustStep(t *testing.T, n *Node, m Message) []Message {
+	t.Helper()
+	out, err := n.Step(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func types(msgs []Message) string {
+	var parts []string
+	for _, m := range msgs {
+		parts = append(parts, fmt.Sprintf("%s>%s:%s/%d", m.From, m.To, m.Type, m.Epoch))
+	}
+	return strings.Join(parts, " ")
+}
+
+func TestHighestNodeWins(t *testing.T) {
+	c := newCluster(t, 5)
+	if l := c.settle(t); l != "n5" {
+		t.Fatalf("leader %s: %s", l, c.Beliefs())
+	}
+	// A healthy cluster keeps its coordinator and its epoch.
+	e := c.node("n5").Status().Epoch
+	c.Ticks(100)
+	if c.Stable() != "n5" || c.node("n5").Status().Epoch != e {
+		t.Fatalf("leadership changed: %s", c.Beliefs())
+	}
+}
+
+func TestElectionStepByStep(t *testing.T) {
+	n2 := mustNew(t, "n2", "n1", "n3", "n4")
+	// A follower that misses its coordinator asks the higher nodes.
+	var msgs []Message
+	for range 10 {
+		msgs = n2.Tick()
+	}
+	if got := types(msgs); got != "n2>n3:election/0 n2>n4:election/0" || n2.Status().State != Candidate {
+		t.Fatalf("after the election timeout: %s, %+v", got, n2.Status())
+	}
+	// A higher node answers; n2 waits for its COORDINATOR.
+	mustStep(t, n2, Message{Type: MsgAlive, From: "n4", To: "n2"})
+	if st := n2.Status(); st.State != Follower || st.Coordinator != "" {
+		t.Fatalf("after ALIVE: %+v", st)
+	}
+	mustStep(t, n2, Message{Type: MsgCoordinator, From: "n4", To: "n2", Epoch: 4})
+	if st := n2.Status(); st != (Status{ID: "n2", State: Follower, Coordinator: "n4", Epoch: 4}) {
+		t.Fatalf("after COORDINATOR: %+v", st)
+	}
+
+	// Asked by a lower node, n2 answers and holds its own election.
+	got := types(mustStep(t, n2, Message{Type: MsgElection, From: "n1", To: "n2", Epoch: 4}))
+	if got != "n2>n1:alive/4 n2>n3:election/4 n2>n4:election/4" {
+		t.Fatalf("asked by n1: %s", got)
+	}
+	// Nobody higher answers within AnswerTicks: n2 takes the next epoch of
+	// its own above 4 (ranks n1..n4 are 0..3, so epochs 5, 9, 13... are n2's).
+	n2.Tick()
+	msgs = n2.Tick()
+	if st := n2.Status(); st != (Status{ID: "n2", State: Coordinator, Coordinator: "n2", Epoch: 5}) {
+		t.Fatalf("after AnswerTicks: %+v", st)
+	}
+	if got := types(msgs); got != "n2>n1:coordinator/5 n2>n3:coordinator/5 n2>n4:coordinator/5" {
+		t.Fatalf("announcement: %s", got)
+	}
+	// The coordinator's heartbeat is its announcement, repeated.
+	if got := types(n2.Tick()); got != "n2>n1:coordinator/5 n2>n3:coordinator/5 n2>n4:coordinator/5" {
+		t.Fatalf("heartbeat: %s", got)
+	}
+	// Asked again by a lower node that lost it, it just says so.
+	if got := types(mustStep(t, n2, Message{Type: MsgElection, From: "n1", To: "n2", Epoch: 5})); got != "n2>n1:alive/5 n2>n1:coordinator/5" {
+		t.Fatalf("coordinator asked: %s", got)
+	}
+}
+
+func TestTopNodeTakesOverAtOnce(t *testing.T) {
+	n3 := mustNew(t, "n3", "n1", "n2")
+	var msgs []Message
+	for range 10 {
+		msgs = n3.Tick()
+	}
+	// Ranks n1..n3 are 0..2: n3 owns the epochs 2, 5, 8...
+	if got := types(msgs); got != "n3>n1:coordinator/2 n3>n2:coordinator/2" {
+		t.Fatalf("got %s", got)
+	}
+}
+
+func TestBulliesALowerCoordinator(t *testing.T) {
+	n3 := mustNew(t, "n3", "n1", "n2")
+	// n3 hears n2 lead: it takes over, above n2's epoch.
+	msgs := mustStep(t, n3, Message{Type: MsgCoordinator, From: "n2", To: "n3", Epoch: 7})
+	if st := n3.Status(); !st.IsLeader() || st.Epoch != 8 {
+		t.Fatalf("status %+v, msgs %s", st, types(msgs))
+	}
+	// The deposed coordinator follows the higher one.
+	n2 := mustNew(t, "n2", "n1", "n3")
+	mustStep(t, n2, Message{Type: MsgCoordinator, From: "n1", To: "n2", Epoch: 7}) // n2 bullies n1...
+	for range 2 {
+		n2.Tick() // ...and, n3 silent, takes over
+	}
+	if !n2.Status().IsLeader() {
+		t.Fatalf("n2 did not take over: %+v", n2.Status())
+	}
+	mustStep(t, n2, Message{Type: MsgCoordinator, From: "n3", To: "n2", Epoch: 11})
+	if st := n2.Status(); st.IsLeader() || st.Coordinator != "n3" {
+		t.Fatalf("n2 did not yield: %+v", st)
+	}
+}
+
+// A higher node that leads with an epoch below one the follower knows would
+// have its writes fenced: the follower makes it take a newer epoch.
+func TestStaleCoordinatorTakesNewerEpoch(t *testing.T) {
+	n2 := mustNew(t, "n2", "n1", "n3")
+	mustStep(t, n2, Message{Type: MsgCoordinator, From: "n3", To: "n2", Epoch: 9})
+	got := types(mustStep(t, n2, Message{Type: MsgCoordinator, From: "n3", To: "n2", Epoch: 6}))
+	if got != "n2>n3:election/9" {
+		t.Fatalf("got %s", got)
+	}
+	n3 := mustNew(t, "n3", "n1", "n2")
+	for range 10 {
+		n3.Tick() // leads with epoch 2
+	}
+	mustStep(t, n3, Message{Type: MsgElection, From: "n2", To: "n3", Epoch: 9})
+	if st := n3.Status(); !st.IsLeader() || st.Epoch != 11 {
+		t.Fatalf("n3 kept its stale epoch: %+v", st)
+	}
+}
+
+func TestIgnoresForeignMessages(t *testing.T) {
+	n2 := mustNew(t, "n2", "n1", "n3")
+	for _, m := range []Message{
+		{Type: MsgCoordinator, From: "n9", To: "n2", Epoch: 50}, // unknown sender
+		{Type: MsgCoordinator, From: "n3", To: "n1", Epoch: 50}, // not for us
+		{Type: "hello", From: "n3", To: "n2", Epoch: 50},        // unknown type
+		{Type: MsgElection, From: "n3", To: "n2", Epoch: 0},     // elections go up
+	} {
+		if msgs := mustStep(t, n2, m); len(msgs) != 0 || n2.Status() != (Status{ID: "n2", State: Follower}) {
+			t.Fatalf("%+v: %s %+v", m, types(msgs), n2.Status())
+		}
+	}
+}
+
+type failingStore struct{}
+
+func (failingStore) Load() (uint64, error) { return 0, nil }
+func (failingStore) Save(uint64) error     { return errors.New("disk full") }
+
+func TestNoLeadershipWithoutDurableEpoch(t *testing.T) {
+	n, err := New(Config{ID: "n2", Peers: []string{"n1"}, Storage: failingStore{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 50 {
+		if msgs := n.Tick(); len(msgs) > 0 || n.Status().IsLeader() {
+			t.Fatalf("led without a saved epoch: %s %+v", types(msgs), n.Status())
+		}
+	}
+	if _, err := n.Step(Message{Type: MsgElection, From: "n1", To: "n2"}); err == nil || n.Status().IsLeader() {
+		t.Fatalf("step: %v %+v", err, n.Status())
+	}
+}
+
+func TestFailoverAndRestart(t *testing.T) {
+	c := newCluster(t, 5)
+	c.settle(t)
+	e5 := c.node("n5").Status().Epoch
+	c.Crash("n5")
+	if l := c.settle(t); l != "n4" || c.node("n4").Status().Epoch <= e5 {
+		t.Fatalf("after n5 crashed: %s", c.Beliefs())
+	}
+	// n5 comes back knowing its last epoch, and bullies its way back in
+	// with a newer one.
+	e4 := c.node("n4").Status().Epoch
+	c.Restart("n5")
+	if l := c.settle(t); l != "n5" || c.node("n5").Status().Epoch <= e4 {
+		t.Fatalf("after n5 restarted: %s", c.Beliefs())
+	}
+}
+
+// Bully promises no exclusive leadership: both sides of a partition elect,
+// each with an epoch of its own. Healing leaves the highest node in charge
+// with an epoch above both.
+func TestPartitionedSidesBothLead(t *testing.T) {
+	c := newCluster(t, 5)
+	c.settle(t)
+	c.Partition([]string{"n4", "n5"})
+	c.Until(100, func() bool { return len(c.Leaders()) == 2 }, "two coordinators")
+	if ls := c.Leaders(); !slices.Equal(ls, []string{"n3", "n5"}) {
+		t.Fatalf("leaders %v", ls)
+	}
+	e3 := c.node("n3").Status().Epoch
+	c.Heal()
+	if l := c.settle(t); l != "n5" || c.node("n5").Status().Epoch <= e3 {
+		t.Fatalf("after the heal: %s", c.Beliefs())
+	}
+}
+
+// TestSafetyRandom runs seeded clusters through loss, delay, reordering,
+// partitions and crash-restarts; the network checks tokens after every
+// event. Once the faults stop, the highest node must lead everyone.
+func TestSafetyRandom(t *testing.T) {
+	seeds := 200
+	if testing.Short() {
+		seeds = 20
+	}
+	tokens := 0
+	for seed := range uint64(seeds) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		size := 1 + rng.IntN(5)
+		c := newCluster(t, size)
+		c.Rand, c.Loss, c.Delay = rng, rng.Float64()*0.3, rng.Float64()*0.3
+		all := c.IDs()
+		for range 300 {
+			switch r := rng.IntN(100); {
+			case r < 3:
+				c.Heal()
+				c.Partition(slices.DeleteFunc(slices.Clone(all), func(string) bool { return rng.IntN(2) == 0 }))
+			case r < 6:
+				c.Heal()
+			case r < 8:
+				c.Crash(all[rng.IntN(size)])
+			case r < 12:
+				if id := all[rng.IntN(size)]; !c.Up(id) {
+					c.Restart(id)
+				}
+			}
+			c.Tick()
+		}
+		c.Heal()
+		c.Loss, c.Delay = 0, 0
+		for _, id := range all {
+			if !c.Up(id) {
+				c.Restart(id)
+			}
+		}
+		c.Ticks(2) // flush delayed messages
+		if l := c.settle(t); l != all[size-1] {
+			t.Fatalf("seed %d: %s leads, not the highest: %s", seed, l, c.Beliefs())
+		}
+		tokens += c.Tokens()
+	}
+	t.Logf("%d seeds, %d epochs led with", seeds, tokens)
+	if tokens < 3*seeds {
+		t.Fatalf("only %d epochs over %d seeds: the faults are too weak to test anything", tokens, seeds)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	ok := Config{ID: "n1", Peers: []string{"n2"}, Storage: &election.MemoryStore{}}
+	if err := ok.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		mod  func(*Config)
+		want string
+	}{
+		{func(c *Config) { c.ID = "" }, "empty ID"},
+		{func(c *Config) { c.Peers = []string{"n1"} }, "among Peers"},
+		{func(c *Config) { c.AnswerTicks = -1 }, "at least 1"},
+		{func(c *Config) { c.ElectionTicks, c.HeartbeatTicks = 2, 2 }, "less than"},
+		{func(c *Config) { c.Storage = nil }, "nil Storage"},
+	} {
+		c := ok
+		tc.mod(&c)
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("got %v, want %q", err, tc.want)
+		}
+		if _, err := New(c); err == nil {
+			t.Errorf("New accepted %+v", c)
+		}
+	}
+}

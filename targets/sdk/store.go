@@ -1,0 +1,78 @@
+package sdk
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+)
+
+// FileStore keeps one value as JSON in a file that survives a kill of the
+// node. Save replaces the file atomically and syncs it before it returns,
+// so whatever a node promised after a Save (a vote, an epoch) is still
+// known when it restarts. A missing file loads as the zero value: the
+// node's first start.
+type FileStore[T any] struct {
+	Path string
+}
+
+// Load returns the last saved value.
+func (s *FileStore[T]) Load() (T, error) {
+	var v T
+	b, err := os.ReadFile(s.Path)
+	if errors.Is(err, os.ErrNotExist) {
+		return v, nil
+	}
+	if err != nil {
+		return v, err
+	}
+	return v, json.Unmarshal(b, &v)
+}
+
+// Save replaces the stored value durably.
+func (s *FileStore[T]) Save(v T) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(s.Path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp := s.Path + ".tmp"
+	if err := writeSynced(tmp, b); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, s.Path); err != nil {
+		return err
+	}
+	// The rename is durable only once the directory is.
+	return syncDir(dir)
+}
+
+func writeSynced(path string, b []byte) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
