@@ -374,27 +374,17 @@ func (b *builder) finish() *timeline {
 // At equal times starts come first, so a proof inside another node's bar
 // is an overlap of no length, as the leader-overlap checker counts it.
 func sweep(bars []bar, nodes int, end int64) ([]overlap, []span) {
+	const opens, closes = 0, 1 // the order of edges at equal times
 	type edge struct {
 		at   int64
+		kind int
 		node int
-		end  bool
 	}
 	edges := make([]edge, 0, 2*len(bars))
 	for _, br := range bars {
-		edges = append(edges, edge{br.From, br.Node, false}, edge{br.To, br.Node, true})
+		edges = append(edges, edge{br.From, opens, br.Node}, edge{br.To, closes, br.Node})
 	}
-	slices.SortFunc(edges, func(a, c edge) int {
-		if a.at != c.at {
-			return cmp.Compare(a.at, c.at)
-		}
-		switch {
-		case a.end == c.end:
-			return 0
-		case a.end:
-			return 1
-		}
-		return -1
-	})
+	slices.SortFunc(edges, func(a, c edge) int { return cmp.Or(cmp.Compare(a.at, c.at), cmp.Compare(a.kind, c.kind)) })
 	var (
 		overlaps []overlap
 		gaps     []span
@@ -404,7 +394,7 @@ func sweep(bars []bar, nodes int, end int64) ([]overlap, []span) {
 		idleFrom int64 // start of the current gap, while active == 0
 	)
 	for _, ed := range edges {
-		if ed.end {
+		if ed.kind == closes {
 			if open[ed.node]--; open[ed.node] == 0 {
 				active--
 			}
