@@ -12,64 +12,16 @@ import (
 	"github.com/splitbrain/splitbrain/targets/election/simnet"
 )
 
-// cluster is n1..nN on an in-memory network that checks, after every event,
-// that no epoch leads on two nodes and no node's epoch goes back.
-type cluster struct {
-	*simnet.Network[Message]
-	stores map[string]*election.MemoryStore
-}
-
-func ids(size int) []string {
-	var out []string
-	for i := 1; i <= size; i++ {
-		out = append(out, fmt.Sprintf("n%d", i))
-	}
-	return out
-}
-
-func others(all []string, id string) []string {
-	return slices.DeleteFunc(slices.Clone(all), func(p string) bool { return p == id })
-}
-
-func newCluster(t *testing.T, size int) *cluster {
-	t.Helper()
-	c := &cluster{stores: map[string]*election.MemoryStore{}}
-	all := ids(size)
-	for _, id := range all {
-		c.stores[id] = &election.MemoryStore{}
-	}
-	start := func(id string) simnet.Machine[Message] {
-		n, err := New(Config{ID: id, Peers: others(all, id), Storage: c.stores[id]})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-	c.Network = simnet.New(t, all, start, func(m Message) (string, string) { return m.From, m.To })
-	c.Belief = func(id string) simnet.Belief {
-		st := c.node(id).Status()
+func newCluster(t *testing.T, size int) *simnet.Network[Message] {
+	return simnet.Epochs(t, size, func(id string, peers []string, s election.Store) (*Node, error) {
+		return New(Config{ID: id, Peers: peers, Storage: s})
+	}, func(n *Node) simnet.Belief {
+		st := n.Status()
 		return simnet.Belief{Leader: st.IsLeader(), Lead: st.Coordinator, Token: st.Epoch}
-	}
-	c.AfterEach = func() {
-		for id, s := range c.stores {
-			if st := c.node(id).Status(); st.IsLeader() {
-				if saved, _ := s.Load(); saved < st.Epoch {
-					t.Fatalf("%s leads with epoch %d but saved only %d", id, st.Epoch, saved)
-				}
-			}
-		}
-	}
-	return c
+	}, func(m Message) (string, string) { return m.From, m.To })
 }
 
-func (c *cluster) node(id string) *Node { return c.Node(id).(*Node) }
-
-// settle ticks until one coordinator leads everyone alive and returns it.
-func (c *cluster) settle(t *testing.T) string {
-	t.Helper()
-	c.Until(100, func() bool { return c.Stable() != "" }, "settled")
-	return c.Stable()
-}
+func node(c *simnet.Network[Message], id string) *Node { return c.Node(id).(*Node) }
 
 func mustNew(t *testing.T, id string, peers ...string) *Node {
 	t.Helper()
@@ -99,13 +51,13 @@ func types(msgs []Message) string {
 
 func TestHighestNodeWins(t *testing.T) {
 	c := newCluster(t, 5)
-	if l := c.settle(t); l != "n5" {
+	if l := c.Settle(100); l != "n5" {
 		t.Fatalf("leader %s: %s", l, c.Beliefs())
 	}
 	// A healthy cluster keeps its coordinator and its epoch.
-	e := c.node("n5").Status().Epoch
+	e := node(c, "n5").Status().Epoch
 	c.Ticks(100)
-	if c.Stable() != "n5" || c.node("n5").Status().Epoch != e {
+	if c.Stable() != "n5" || node(c, "n5").Status().Epoch != e {
 		t.Fatalf("leadership changed: %s", c.Beliefs())
 	}
 }
@@ -244,17 +196,17 @@ func TestNoLeadershipWithoutDurableEpoch(t *testing.T) {
 
 func TestFailoverAndRestart(t *testing.T) {
 	c := newCluster(t, 5)
-	c.settle(t)
-	e5 := c.node("n5").Status().Epoch
+	c.Settle(100)
+	e5 := node(c, "n5").Status().Epoch
 	c.Crash("n5")
-	if l := c.settle(t); l != "n4" || c.node("n4").Status().Epoch <= e5 {
+	if l := c.Settle(100); l != "n4" || node(c, "n4").Status().Epoch <= e5 {
 		t.Fatalf("after n5 crashed: %s", c.Beliefs())
 	}
 	// n5 comes back knowing its last epoch, and bullies its way back in
 	// with a newer one.
-	e4 := c.node("n4").Status().Epoch
+	e4 := node(c, "n4").Status().Epoch
 	c.Restart("n5")
-	if l := c.settle(t); l != "n5" || c.node("n5").Status().Epoch <= e4 {
+	if l := c.Settle(100); l != "n5" || node(c, "n5").Status().Epoch <= e4 {
 		t.Fatalf("after n5 restarted: %s", c.Beliefs())
 	}
 }
@@ -264,15 +216,15 @@ func TestFailoverAndRestart(t *testing.T) {
 // with an epoch above both.
 func TestPartitionedSidesBothLead(t *testing.T) {
 	c := newCluster(t, 5)
-	c.settle(t)
+	c.Settle(100)
 	c.Partition([]string{"n4", "n5"})
 	c.Until(100, func() bool { return len(c.Leaders()) == 2 }, "two coordinators")
 	if ls := c.Leaders(); !slices.Equal(ls, []string{"n3", "n5"}) {
 		t.Fatalf("leaders %v", ls)
 	}
-	e3 := c.node("n3").Status().Epoch
+	e3 := node(c, "n3").Status().Epoch
 	c.Heal()
-	if l := c.settle(t); l != "n5" || c.node("n5").Status().Epoch <= e3 {
+	if l := c.Settle(100); l != "n5" || node(c, "n5").Status().Epoch <= e3 {
 		t.Fatalf("after the heal: %s", c.Beliefs())
 	}
 }
@@ -316,7 +268,7 @@ func TestSafetyRandom(t *testing.T) {
 			}
 		}
 		c.Ticks(2) // flush delayed messages
-		if l := c.settle(t); l != all[size-1] {
+		if l := c.Settle(100); l != all[size-1] {
 			t.Fatalf("seed %d: %s leads, not the highest: %s", seed, l, c.Beliefs())
 		}
 		tokens += c.Tokens()

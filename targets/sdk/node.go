@@ -116,3 +116,24 @@ func (b *belief) publish(l Leadership) {
 		log.Printf("%s: no leader known", b.node)
 	}
 }
+
+// Main is the main function of a Go target's node: it reads the harness's
+// environment, has build make the Node from it (reading the target's own
+// settings from s), and runs it. A bad setting or a failed start ends the
+// process with one line on its log.
+func Main[M any](build func(env Env, s *Settings) (*Node[M], error)) {
+	env, err := EnvFromOS()
+	if err != nil {
+		log.Fatal(err)
+	}
+	var s Settings
+	n, err := build(env, &s)
+	if serr := s.Err(); serr != nil {
+		err = serr // the cause of whatever else went wrong
+	}
+	if err != nil {
+		log.Fatal(err)
+	}
+	n.Env = env
+	log.Fatal(n.Run())
+}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/splitbrain/splitbrain/targets/election"
 )
 
 // Machine is a state machine in the style of go.etcd.io/raft: ticks and
@@ -238,4 +240,54 @@ func (nw *Network[M]) check() {
 	if nw.AfterEach != nil {
 		nw.AfterEach()
 	}
+}
+
+// Settle ticks until one leader leads every live node, at most max times,
+// and returns it; it fails the test otherwise.
+func (nw *Network[M]) Settle(max int) string {
+	nw.t.Helper()
+	nw.Until(max, func() bool { return nw.Stable() != "" }, "settled on one leader")
+	return nw.Stable()
+}
+
+// IDs names a cluster of size nodes as the harness does: n1..nN.
+func IDs(size int) []string {
+	ids := make([]string, size)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("n%d", i+1)
+	}
+	return ids
+}
+
+// Epochs starts n1..nN of an algorithm whose token is an epoch saved
+// before leading (bully, ring), each node with its own
+// election.MemoryStore, which survives its crashes. Besides the token
+// checks, the network checks after every event that each leader saved its
+// epoch before it led.
+func Epochs[M any, N Machine[M]](t testing.TB, size int,
+	start func(id string, peers []string, s election.Store) (N, error),
+	belief func(N) Belief, route func(M) (from, to string)) *Network[M] {
+	all := IDs(size)
+	stores := map[string]*election.MemoryStore{}
+	for _, id := range all {
+		stores[id] = &election.MemoryStore{}
+	}
+	nw := New(t, all, func(id string) Machine[M] {
+		n, err := start(id, slices.DeleteFunc(slices.Clone(all), func(p string) bool { return p == id }), stores[id])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}, route)
+	nw.Belief = func(id string) Belief { return belief(nw.nodes[id].(N)) }
+	nw.AfterEach = func() {
+		for _, id := range all {
+			if b := nw.Belief(id); b.Leader {
+				if saved, _ := stores[id].Load(); saved < b.Token {
+					t.Fatalf("%s leads with epoch %d but saved only %d", id, b.Token, saved)
+				}
+			}
+		}
+	}
+	return nw
 }

@@ -8,7 +8,6 @@
 package main
 
 import (
-	"log"
 	"time"
 
 	"github.com/splitbrain/splitbrain/targets/bully"
@@ -16,31 +15,19 @@ import (
 )
 
 func main() {
-	env, err := sdk.EnvFromOS()
-	if err != nil {
-		log.Fatal(err)
-	}
-	var s sdk.Settings
-	tick := s.Duration("BULLY_TICK", 50*time.Millisecond)
-	cfg := bully.Config{
-		ID:            env.Node,
-		Peers:         env.PeerIDs(),
-		ElectionTicks: s.Int("BULLY_ELECTION_TICKS", 10),
-		AnswerTicks:   s.Int("BULLY_ANSWER_TICKS", 2),
-		Storage:       &sdk.FileStore[uint64]{Path: s.String("BULLY_STATE", "/data/bully-epoch.json")},
-	}
-	if err := s.Err(); err != nil {
-		log.Fatal(err)
-	}
-	node, err := bully.New(cfg)
-	if err != nil {
-		log.Fatal(err)
-	}
-	n := sdk.Node[bully.Message]{
-		Env: env, Machine: machine{node}, Tick: tick, Path: "/bully",
-		To: func(m bully.Message) string { return m.To },
-	}
-	log.Fatal(n.Run())
+	sdk.Main(func(env sdk.Env, s *sdk.Settings) (*sdk.Node[bully.Message], error) {
+		node, err := bully.New(bully.Config{
+			ID:            env.Node,
+			Peers:         env.PeerIDs(),
+			ElectionTicks: s.Int("BULLY_ELECTION_TICKS", 10),
+			AnswerTicks:   s.Int("BULLY_ANSWER_TICKS", 2),
+			Storage:       &sdk.FileStore[uint64]{Path: s.String("BULLY_STATE", "/data/bully-epoch.json")},
+		})
+		return &sdk.Node[bully.Message]{
+			Machine: machine{node}, Tick: s.Duration("BULLY_TICK", 50*time.Millisecond), Path: "/bully",
+			To: func(m bully.Message) string { return m.To },
+		}, err
+	})
 }
 
 // machine is a bully.Node as the SDK sees it: the token is the epoch.

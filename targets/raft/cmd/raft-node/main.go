@@ -1,6 +1,6 @@
 // Command raft-node runs the raft state machine as a node of the system
-// under test, driven by the SDK: ticks from a timer, messages over HTTP,
-// the node API, and the hard state kept in a file that survives a kill.
+// under test, driven by the SDK, with its hard state kept in a file that
+// survives a kill.
 //
 // Environment, besides the SDK's: RAFT_TICK (default 50ms),
 // RAFT_ELECTION_TICKS (default 10), RAFT_STATE (default
@@ -10,7 +10,6 @@ package main
 
 import (
 	"hash/fnv"
-	"log"
 	"math/rand/v2"
 	"time"
 
@@ -19,40 +18,26 @@ import (
 )
 
 func main() {
-	env, err := sdk.EnvFromOS()
-	if err != nil {
-		log.Fatal(err)
-	}
-	var s sdk.Settings
-	tick := s.Duration("RAFT_TICK", 50*time.Millisecond)
-	electionTicks := s.Int("RAFT_ELECTION_TICKS", 10)
-	state := s.String("RAFT_STATE", "/data/raft-state.json")
-	flaw := raft.Flaw(s.String("RAFT_FLAW", ""))
-	if err := s.Err(); err != nil {
-		log.Fatal(err)
-	}
-	// Timeouts must differ between nodes and between a node's lives, or
-	// a restarted cluster would split its votes the same way again.
-	h := fnv.New64a()
-	h.Write([]byte(env.Node))
-	node, err := raft.New(raft.Config{
-		ID:            env.Node,
-		Peers:         env.PeerIDs(),
-		ElectionTicks: electionTicks,
-		PreVote:       true,
-		CheckQuorum:   true,
-		Storage:       &sdk.FileStore[raft.HardState]{Path: state},
-		Rand:          rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), h.Sum64())),
-		Flaw:          flaw,
+	sdk.Main(func(env sdk.Env, s *sdk.Settings) (*sdk.Node[raft.Message], error) {
+		// Timeouts must differ between nodes and between a node's lives,
+		// or a restarted cluster would split its votes the same way again.
+		h := fnv.New64a()
+		h.Write([]byte(env.Node))
+		node, err := raft.New(raft.Config{
+			ID:            env.Node,
+			Peers:         env.PeerIDs(),
+			ElectionTicks: s.Int("RAFT_ELECTION_TICKS", 10),
+			PreVote:       true,
+			CheckQuorum:   true,
+			Storage:       &sdk.FileStore[raft.HardState]{Path: s.String("RAFT_STATE", "/data/raft-state.json")},
+			Rand:          rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), h.Sum64())),
+			Flaw:          raft.Flaw(s.String("RAFT_FLAW", "")),
+		})
+		return &sdk.Node[raft.Message]{
+			Machine: machine{node}, Tick: s.Duration("RAFT_TICK", 50*time.Millisecond), Path: "/raft",
+			To: func(m raft.Message) string { return m.To },
+		}, err
 	})
-	if err != nil {
-		log.Fatal(err)
-	}
-	n := sdk.Node[raft.Message]{
-		Env: env, Machine: machine{node}, Tick: tick, Path: "/raft",
-		To: func(m raft.Message) string { return m.To },
-	}
-	log.Fatal(n.Run())
 }
 
 // machine is a raft.Node as the SDK sees it: the token is the term.

@@ -1,0 +1,299 @@
+package ring
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/splitbrain/splitbrain/targets/election"
+	"github.com/splitbrain/splitbrain/targets/election/simnet"
+)
+
+func newCluster(t *testing.T, size int) *simnet.Network[Message] {
+	return simnet.Epochs(t, size, func(id string, peers []string, s election.Store) (*Node, error) {
+		return New(Config{ID: id, Peers: peers, Storage: s})
+	}, func(n *Node) simnet.Belief {
+		st := n.Status()
+		return simnet.Belief{Leader: st.IsLeader(), Lead: st.Leader, Token: st.Epoch}
+	}, func(m Message) (string, string) { return m.From, m.To })
+}
+
+func node(c *simnet.Network[Message], id string) *Node { return c.Node(id).(*Node) }
+
+func mustNew(t *testing.T, id string, peers ...string) *Node {
+	t.Helper()
+	n, err := New(Config{ID: id, Peers: peers, Storage: &election.MemoryStore{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func mustStep(t *testing.T, n *Node, m Message) []Message {
+	t.Helper()
+	out, err := n.Step(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// show renders messages compactly: from>to:type[candidate]/epoch#seq.
+func show(msgs []Message) string {
+	var parts []string
+	for _, m := range msgs {
+		parts = append(parts, fmt.Sprintf("%s>%s:%s[%s]/%d#%d", m.From, m.To, m.Type, m.Candidate, m.Epoch, m.Seq))
+	}
+	return strings.Join(parts, " ")
+}
+
+func TestHighestNodeWins(t *testing.T) {
+	c := newCluster(t, 5)
+	if l := c.Settle(100); l != "n5" {
+		t.Fatalf("leader %s: %s", l, c.Beliefs())
+	}
+	e := node(c, "n5").Status().Epoch
+	c.Ticks(100)
+	if c.Stable() != "n5" || node(c, "n5").Status().Epoch != e {
+		t.Fatalf("leadership changed: %s", c.Beliefs())
+	}
+}
+
+// Chang-Roberts step by step on the ring n1 -> n2 -> n3 -> n1.
+func TestElectionStepByStep(t *testing.T) {
+	n2 := mustNew(t, "n2", "n1", "n3")
+	// A lower candidacy is replaced by ours; acknowledged either way.
+	got := show(mustStep(t, n2, Message{Type: MsgElection, From: "n1", To: "n2", Seq: 7, Candidate: "n1", Epoch: 4}))
+	if got != "n2>n1:ack[]/0#7 n2>n3:election[n2]/4#1" {
+		t.Fatalf("lower candidate: %s", got)
+	}
+	// Taking part already, a second lower candidacy is swallowed.
+	if got := show(mustStep(t, n2, Message{Type: MsgElection, From: "n1", To: "n2", Seq: 8, Candidate: "n1"})); got != "n2>n1:ack[]/0#8" {
+		t.Fatalf("second lower candidate: %s", got)
+	}
+	// A higher one is passed on, with the highest epoch we know.
+	if got := show(mustStep(t, n2, Message{Type: MsgElection, From: "n1", To: "n2", Seq: 9, Candidate: "n3", Epoch: 2})); got != "n2>n1:ack[]/0#9 n2>n3:election[n3]/4#2" {
+		t.Fatalf("higher candidate: %s", got)
+	}
+	// Our own candidacy came around: we won, with our next epoch above 4
+	// (ranks n1..n3 are 0..2: n2 owns 1, 4, 7...).
+	got = show(mustStep(t, n2, Message{Type: MsgElection, From: "n1", To: "n2", Seq: 10, Candidate: "n2", Epoch: 5}))
+	if got != "n2>n1:ack[]/0#10 n2>n3:elected[n2]/7#3" {
+		t.Fatalf("own candidacy back: %s", got)
+	}
+	if st := n2.Status(); st != (Status{ID: "n2", State: Leader, Leader: "n2", Epoch: 7}) {
+		t.Fatalf("status %+v", st)
+	}
+	// The leader's heartbeat goes to every node directly.
+	if got := show(n2.Tick()); !strings.Contains(got, "n2>n1:heartbeat[]/7#0 n2>n3:heartbeat[]/7#0") {
+		t.Fatalf("heartbeat: %s", got)
+	}
+
+	// A follower takes the announcement and passes it on.
+	n3 := mustNew(t, "n3", "n1", "n2")
+	if got := show(mustStep(t, n3, Message{Type: MsgElected, From: "n2", To: "n3", Seq: 3, Candidate: "n2", Epoch: 7})); got != "n3>n2:ack[]/0#3 n3>n1:elected[n2]/7#1" {
+		t.Fatalf("elected: %s", got)
+	}
+	if st := n3.Status(); st != (Status{ID: "n3", State: Follower, Leader: "n2", Epoch: 7}) {
+		t.Fatalf("status %+v", st)
+	}
+}
+
+// A ring message nobody acknowledges skips to the next node; when the ring
+// comes back to its sender, that node is alone and elects itself.
+func TestSkipsSilentNodes(t *testing.T) {
+	n1 := mustNew(t, "n1", "n2", "n3")
+	var msgs []Message
+	for range 10 {
+		msgs = n1.Tick()
+	}
+	if got := show(msgs); got != "n1>n2:election[n1]/0#1" {
+		t.Fatalf("election: %s", got)
+	}
+	n1.Tick()
+	if got := show(n1.Tick()); got != "n1>n3:election[n1]/0#2" {
+		t.Fatalf("after n2's silence: %s", got)
+	}
+	// An acknowledged message is not resent.
+	mustStep(t, n1, Message{Type: MsgAck, From: "n3", To: "n1", Seq: 2})
+	if got := show(append(n1.Tick(), n1.Tick()...)); got != "" {
+		t.Fatalf("resent: %s", got)
+	}
+	// Nobody answers at all: n1 is a ring of one.
+	n1 = mustNew(t, "n1", "n2", "n3")
+	for range 14 {
+		n1.Tick()
+	}
+	if st := n1.Status(); !st.IsLeader() || st.Epoch != 3 {
+		t.Fatalf("alone: %+v", st)
+	}
+}
+
+// Of two leaders, the one with the higher epoch prevails; stale
+// announcements and heartbeats are ignored.
+func TestHigherEpochPrevails(t *testing.T) {
+	n1 := mustNew(t, "n1", "n2", "n3")
+	mustStep(t, n1, Message{Type: MsgHeartbeat, From: "n3", To: "n1", Epoch: 5})
+	if st := n1.Status(); st.Leader != "n3" || st.Epoch != 5 {
+		t.Fatalf("status %+v", st)
+	}
+	mustStep(t, n1, Message{Type: MsgHeartbeat, From: "n2", To: "n1", Epoch: 4})
+	if got := show(mustStep(t, n1, Message{Type: MsgElected, From: "n3", To: "n1", Seq: 1, Candidate: "n2", Epoch: 4})); got != "n1>n3:ack[]/0#1" {
+		t.Fatalf("stale announcement passed on: %s", got)
+	}
+	if st := n1.Status(); st.Leader != "n3" {
+		t.Fatalf("followed a stale leader: %+v", st)
+	}
+	mustStep(t, n1, Message{Type: MsgHeartbeat, From: "n2", To: "n1", Epoch: 7})
+	if st := n1.Status(); st.Leader != "n2" || st.Epoch != 7 {
+		t.Fatalf("did not follow the newer leader: %+v", st)
+	}
+}
+
+func TestIgnoresForeignMessages(t *testing.T) {
+	n2 := mustNew(t, "n2", "n1", "n3")
+	for _, m := range []Message{
+		{Type: MsgHeartbeat, From: "n9", To: "n2", Epoch: 50}, // unknown sender
+		{Type: MsgHeartbeat, From: "n3", To: "n1", Epoch: 50}, // not for us
+		{Type: "hello", From: "n3", To: "n2", Epoch: 50},      // unknown type
+	} {
+		if msgs := mustStep(t, n2, m); len(msgs) != 0 || n2.Status() != (Status{ID: "n2", State: Follower}) {
+			t.Fatalf("%+v: %s %+v", m, show(msgs), n2.Status())
+		}
+	}
+}
+
+type failingStore struct{}
+
+func (failingStore) Load() (uint64, error) { return 0, nil }
+func (failingStore) Save(uint64) error     { return errors.New("disk full") }
+
+func TestNoLeadershipWithoutDurableEpoch(t *testing.T) {
+	n, err := New(Config{ID: "n1", Storage: failingStore{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 50 {
+		if n.Tick(); n.Status().IsLeader() {
+			t.Fatalf("led without a saved epoch: %+v", n.Status())
+		}
+	}
+	n2, _ := New(Config{ID: "n2", Peers: []string{"n1"}, Storage: failingStore{}})
+	if _, err := n2.Step(Message{Type: MsgElection, From: "n1", To: "n2", Candidate: "n2"}); err == nil || n2.Status().IsLeader() {
+		t.Fatalf("step: %v %+v", err, n2.Status())
+	}
+}
+
+func TestFailoverAndRestart(t *testing.T) {
+	c := newCluster(t, 5)
+	c.Settle(100)
+	e5 := node(c, "n5").Status().Epoch
+	c.Crash("n5")
+	if l := c.Settle(100); l != "n4" || node(c, "n4").Status().Epoch <= e5 {
+		t.Fatalf("after n5 crashed: %s", c.Beliefs())
+	}
+	// Chang-Roberts elects only when a leader is missed: n5 comes back as
+	// a follower of n4, and keeps its saved epoch for its next win.
+	c.Restart("n5")
+	c.Ticks(5)
+	if l := c.Stable(); l != "n4" {
+		t.Fatalf("after n5 restarted: %s", c.Beliefs())
+	}
+	c.Crash("n4")
+	if l := c.Settle(100); l != "n5" {
+		t.Fatalf("after n4 crashed: %s", c.Beliefs())
+	}
+}
+
+// Ring promises no exclusive leadership: both sides of a partition elect,
+// each with an epoch of its own. After the heal the higher epoch prevails.
+func TestPartitionedSidesBothLead(t *testing.T) {
+	c := newCluster(t, 5)
+	c.Settle(100)
+	c.Partition([]string{"n1", "n2"})
+	c.Until(100, func() bool { return len(c.Leaders()) == 2 }, "two leaders")
+	if ls := c.Leaders(); !slices.Equal(ls, []string{"n2", "n5"}) {
+		t.Fatalf("leaders %v", ls)
+	}
+	e2 := node(c, "n2").Status().Epoch
+	c.Heal()
+	if l := c.Settle(100); l != "n2" || node(c, "n2").Status().Epoch != e2 {
+		t.Fatalf("after the heal: %s", c.Beliefs())
+	}
+}
+
+// TestSafetyRandom runs seeded clusters through loss, delay, reordering,
+// partitions and crash-restarts; the network checks tokens after every
+// event. Once the faults stop, one leader must lead everyone.
+func TestSafetyRandom(t *testing.T) {
+	seeds := 200
+	if testing.Short() {
+		seeds = 20
+	}
+	tokens := 0
+	for seed := range uint64(seeds) {
+		rng := rand.New(rand.NewPCG(seed, 11))
+		size := 1 + rng.IntN(5)
+		c := newCluster(t, size)
+		c.Rand, c.Loss, c.Delay = rng, rng.Float64()*0.3, rng.Float64()*0.3
+		all := c.IDs()
+		for range 300 {
+			switch r := rng.IntN(100); {
+			case r < 3:
+				c.Heal()
+				c.Partition(slices.DeleteFunc(slices.Clone(all), func(string) bool { return rng.IntN(2) == 0 }))
+			case r < 6:
+				c.Heal()
+			case r < 8:
+				c.Crash(all[rng.IntN(size)])
+			case r < 12:
+				if id := all[rng.IntN(size)]; !c.Up(id) {
+					c.Restart(id)
+				}
+			}
+			c.Tick()
+		}
+		c.Heal()
+		c.Loss, c.Delay = 0, 0
+		for _, id := range all {
+			if !c.Up(id) {
+				c.Restart(id)
+			}
+		}
+		c.Ticks(2) // flush delayed messages
+		c.Settle(200)
+		tokens += c.Tokens()
+	}
+	t.Logf("%d seeds, %d epochs led with", seeds, tokens)
+	if tokens < 3*seeds {
+		t.Fatalf("only %d epochs over %d seeds: the faults are too weak to test anything", tokens, seeds)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	ok := Config{ID: "n1", Peers: []string{"n2"}, Storage: &election.MemoryStore{}}
+	if err := ok.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		mod  func(*Config)
+		want string
+	}{
+		{func(c *Config) { c.Peers = []string{"n2", "n2"} }, "duplicate peer"},
+		{func(c *Config) { c.AckTicks = -1 }, "at least 1"},
+		{func(c *Config) { c.ElectionTicks, c.HeartbeatTicks = 2, 3 }, "less than"},
+		{func(c *Config) { c.Storage = nil }, "nil Storage"},
+	} {
+		c := ok
+		tc.mod(&c)
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("got %v, want %q", err, tc.want)
+		}
+		if _, err := New(c); err == nil {
+			t.Errorf("New accepted %+v", c)
+		}
+	}
+}
