@@ -1,7 +1,6 @@
 package bully
 
 import (
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -30,15 +29,6 @@ func mustNew(t *testing.T, id string, peers ...string) *Node {
 		t.Fatal(err)
 	}
 	return n
-}
-
-func mustStep(t *testing.T, n *Node, m Message) []Message {
-	t.Helper()
-	out, err := n.Step(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 func types(msgs []Message) string {
@@ -73,17 +63,17 @@ func TestElectionStepByStep(t *testing.T) {
 		t.Fatalf("after the election timeout: %s, %+v", got, n2.Status())
 	}
 	// A higher node answers; n2 waits for its COORDINATOR.
-	mustStep(t, n2, Message{Type: MsgAlive, From: "n4", To: "n2"})
+	simnet.MustStep(t, n2, Message{Type: MsgAlive, From: "n4", To: "n2"})
 	if st := n2.Status(); st.State != Follower || st.Coordinator != "" {
 		t.Fatalf("after ALIVE: %+v", st)
 	}
-	mustStep(t, n2, Message{Type: MsgCoordinator, From: "n4", To: "n2", Epoch: 4})
+	simnet.MustStep(t, n2, Message{Type: MsgCoordinator, From: "n4", To: "n2", Epoch: 4})
 	if st := n2.Status(); st != (Status{ID: "n2", State: Follower, Coordinator: "n4", Epoch: 4}) {
 		t.Fatalf("after COORDINATOR: %+v", st)
 	}
 
 	// Asked by a lower node, n2 answers and holds its own election.
-	got := types(mustStep(t, n2, Message{Type: MsgElection, From: "n1", To: "n2", Epoch: 4}))
+	got := types(simnet.MustStep(t, n2, Message{Type: MsgElection, From: "n1", To: "n2", Epoch: 4}))
 	if got != "n2>n1:alive/4 n2>n3:election/4 n2>n4:election/4" {
 		t.Fatalf("asked by n1: %s", got)
 	}
@@ -102,7 +92,7 @@ func TestElectionStepByStep(t *testing.T) {
 		t.Fatalf("heartbeat: %s", got)
 	}
 	// Asked again by a lower node that lost it, it just says so.
-	if got := types(mustStep(t, n2, Message{Type: MsgElection, From: "n1", To: "n2", Epoch: 5})); got != "n2>n1:alive/5 n2>n1:coordinator/5" {
+	if got := types(simnet.MustStep(t, n2, Message{Type: MsgElection, From: "n1", To: "n2", Epoch: 5})); got != "n2>n1:alive/5 n2>n1:coordinator/5" {
 		t.Fatalf("coordinator asked: %s", got)
 	}
 }
@@ -122,20 +112,20 @@ func TestTopNodeTakesOverAtOnce(t *testing.T) {
 func TestBulliesALowerCoordinator(t *testing.T) {
 	n3 := mustNew(t, "n3", "n1", "n2")
 	// n3 hears n2 lead: it takes over, above n2's epoch.
-	msgs := mustStep(t, n3, Message{Type: MsgCoordinator, From: "n2", To: "n3", Epoch: 7})
+	msgs := simnet.MustStep(t, n3, Message{Type: MsgCoordinator, From: "n2", To: "n3", Epoch: 7})
 	if st := n3.Status(); !st.IsLeader() || st.Epoch != 8 {
 		t.Fatalf("status %+v, msgs %s", st, types(msgs))
 	}
 	// The deposed coordinator follows the higher one.
 	n2 := mustNew(t, "n2", "n1", "n3")
-	mustStep(t, n2, Message{Type: MsgCoordinator, From: "n1", To: "n2", Epoch: 7}) // n2 bullies n1...
+	simnet.MustStep(t, n2, Message{Type: MsgCoordinator, From: "n1", To: "n2", Epoch: 7}) // n2 bullies n1...
 	for range 2 {
 		n2.Tick() // ...and, n3 silent, takes over
 	}
 	if !n2.Status().IsLeader() {
 		t.Fatalf("n2 did not take over: %+v", n2.Status())
 	}
-	mustStep(t, n2, Message{Type: MsgCoordinator, From: "n3", To: "n2", Epoch: 11})
+	simnet.MustStep(t, n2, Message{Type: MsgCoordinator, From: "n3", To: "n2", Epoch: 11})
 	if st := n2.Status(); st.IsLeader() || st.Coordinator != "n3" {
 		t.Fatalf("n2 did not yield: %+v", st)
 	}
@@ -145,8 +135,8 @@ func TestBulliesALowerCoordinator(t *testing.T) {
 // have its writes fenced: the follower makes it take a newer epoch.
 func TestStaleCoordinatorTakesNewerEpoch(t *testing.T) {
 	n2 := mustNew(t, "n2", "n1", "n3")
-	mustStep(t, n2, Message{Type: MsgCoordinator, From: "n3", To: "n2", Epoch: 9})
-	got := types(mustStep(t, n2, Message{Type: MsgCoordinator, From: "n3", To: "n2", Epoch: 6}))
+	simnet.MustStep(t, n2, Message{Type: MsgCoordinator, From: "n3", To: "n2", Epoch: 9})
+	got := types(simnet.MustStep(t, n2, Message{Type: MsgCoordinator, From: "n3", To: "n2", Epoch: 6}))
 	if got != "n2>n3:election/9" {
 		t.Fatalf("got %s", got)
 	}
@@ -154,7 +144,7 @@ func TestStaleCoordinatorTakesNewerEpoch(t *testing.T) {
 	for range 10 {
 		n3.Tick() // leads with epoch 2
 	}
-	mustStep(t, n3, Message{Type: MsgElection, From: "n2", To: "n3", Epoch: 9})
+	simnet.MustStep(t, n3, Message{Type: MsgElection, From: "n2", To: "n3", Epoch: 9})
 	if st := n3.Status(); !st.IsLeader() || st.Epoch != 11 {
 		t.Fatalf("n3 kept its stale epoch: %+v", st)
 	}
@@ -168,19 +158,14 @@ func TestIgnoresForeignMessages(t *testing.T) {
 		{Type: "hello", From: "n3", To: "n2", Epoch: 50},        // unknown type
 		{Type: MsgElection, From: "n3", To: "n2", Epoch: 0},     // elections go up
 	} {
-		if msgs := mustStep(t, n2, m); len(msgs) != 0 || n2.Status() != (Status{ID: "n2", State: Follower}) {
+		if msgs := simnet.MustStep(t, n2, m); len(msgs) != 0 || n2.Status() != (Status{ID: "n2", State: Follower}) {
 			t.Fatalf("%+v: %s %+v", m, types(msgs), n2.Status())
 		}
 	}
 }
 
-type failingStore struct{}
-
-func (failingStore) Load() (uint64, error) { return 0, nil }
-func (failingStore) Save(uint64) error     { return errors.New("disk full") }
-
 func TestNoLeadershipWithoutDurableEpoch(t *testing.T) {
-	n, err := New(Config{ID: "n2", Peers: []string{"n1"}, Storage: failingStore{}})
+	n, err := New(Config{ID: "n2", Peers: []string{"n1"}, Storage: simnet.FullDisk{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,50 +218,16 @@ func TestPartitionedSidesBothLead(t *testing.T) {
 // partitions and crash-restarts; the network checks tokens after every
 // event. Once the faults stop, the highest node must lead everyone.
 func TestSafetyRandom(t *testing.T) {
-	seeds := 200
-	if testing.Short() {
-		seeds = 20
-	}
-	tokens := 0
-	for seed := range uint64(seeds) {
-		rng := rand.New(rand.NewPCG(seed, 7))
-		size := 1 + rng.IntN(5)
-		c := newCluster(t, size)
-		c.Rand, c.Loss, c.Delay = rng, rng.Float64()*0.3, rng.Float64()*0.3
-		all := c.IDs()
-		for range 300 {
-			switch r := rng.IntN(100); {
-			case r < 3:
-				c.Heal()
-				c.Partition(slices.DeleteFunc(slices.Clone(all), func(string) bool { return rng.IntN(2) == 0 }))
-			case r < 6:
-				c.Heal()
-			case r < 8:
-				c.Crash(all[rng.IntN(size)])
-			case r < 12:
-				if id := all[rng.IntN(size)]; !c.Up(id) {
-					c.Restart(id)
-				}
-			}
-			c.Tick()
-		}
-		c.Heal()
-		c.Loss, c.Delay = 0, 0
-		for _, id := range all {
-			if !c.Up(id) {
-				c.Restart(id)
-			}
-		}
-		c.Ticks(2) // flush delayed messages
-		if l := c.Settle(100); l != all[size-1] {
+	simnet.Seeds(t, 3, func(seed uint64, rng *rand.Rand) int {
+		c := newCluster(t, 1+rng.IntN(5))
+		c.Loss, c.Delay = rng.Float64()*0.3, rng.Float64()*0.3
+		c.Storm(rng, 300)
+		c.Calm()
+		if l, all := c.Settle(100), c.IDs(); l != all[len(all)-1] {
 			t.Fatalf("seed %d: %s leads, not the highest: %s", seed, l, c.Beliefs())
 		}
-		tokens += c.Tokens()
-	}
-	t.Logf("%d seeds, %d epochs led with", seeds, tokens)
-	if tokens < 3*seeds {
-		t.Fatalf("only %d epochs over %d seeds: the faults are too weak to test anything", tokens, seeds)
-	}
+		return c.Tokens()
+	})
 }
 
 func TestConfigValidate(t *testing.T) {

@@ -1,6 +1,7 @@
 package raft
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,62 +9,56 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/splitbrain/splitbrain/targets/election/simnet"
 )
 
-// network is a deterministic in-memory cluster: it ticks the nodes in a fixed
-// order and delivers messages FIFO, optionally losing or delaying them. After
-// every Tick and Step it checks election safety and that every node's term and
-// vote are the persisted ones, and that no node ever voted twice in a term.
-// A network of flawed nodes only records the terms that had two leaders, for
-// the flaw tests to assert.
+// network is a cluster of nodes a, b, c... on simnet's deterministic
+// in-memory network, which checks election safety after every Tick and
+// Step (a term is a token: one leader per term). The network also checks
+// that every node's term and vote are the persisted ones, and that no node
+// ever voted twice in a term; a network of flawed nodes only records the
+// terms that had two leaders (simnet's Broken), for the flaw tests to
+// assert.
 type network struct {
+	*simnet.Network[Message]
 	t      *testing.T
-	ids    []string
 	cfgs   map[string]Config
-	nodes  map[string]*Node
 	stores map[string]*MemoryStorage
-	down   map[string]bool      // crashed: neither ticked nor reachable
-	cut    map[[2]string]bool   // directed links that lose everything
-	queue  []Message            // to deliver now
-	held   []Message            // delayed to the next tick
-	rng    *rand.Rand           // for loss and delay; nil means a perfect network
-	loss   float64              // probability a message is lost
-	delay  float64              // probability a message waits for the next tick
-	leader map[uint64]string    // every leader ever seen, by term
 	voted  map[string]HardState // per node, the last persisted vote (across restarts)
-	boots  uint64               // restarts, to give restarted nodes fresh randomness
+	boots  uint64               // starts, to give restarted nodes fresh randomness
 	seed   uint64
-	flawed bool
-	split  map[uint64]bool // terms with two leaders, in a flawed network
 }
 
 func newNetwork(t *testing.T, size int, seed uint64, mod func(*Config)) *network {
 	t.Helper()
-	nw := &network{
-		t: t, cfgs: map[string]Config{}, nodes: map[string]*Node{},
-		stores: map[string]*MemoryStorage{}, down: map[string]bool{},
-		cut: map[[2]string]bool{}, leader: map[uint64]string{},
-		voted: map[string]HardState{}, seed: seed, split: map[uint64]bool{},
-	}
+	nw := &network{t: t, cfgs: map[string]Config{}, stores: map[string]*MemoryStorage{}, voted: map[string]HardState{}, seed: seed}
+	var ids []string
 	for i := range size {
-		nw.ids = append(nw.ids, string(rune('a'+i)))
+		ids = append(ids, string(rune('a'+i)))
 	}
-	for i, id := range nw.ids {
-		peers := slices.Delete(slices.Clone(nw.ids), i, i+1)
+	for i, id := range ids {
 		nw.stores[id] = &MemoryStorage{}
-		c := Config{ID: id, Peers: peers, Storage: nw.stores[id]}
+		c := Config{ID: id, Peers: slices.Delete(slices.Clone(ids), i, i+1), Storage: nw.stores[id]}
 		if mod != nil {
 			mod(&c)
 		}
-		nw.flawed = c.Flaw != NoFlaw
 		nw.cfgs[id] = c
-		nw.start(id)
+	}
+	nw.Network = simnet.New(t, ids, nw.start, func(m Message) (string, string) { return m.From, m.To })
+	nw.Belief = func(id string) simnet.Belief {
+		st := nw.node(id).Status()
+		return simnet.Belief{Leader: st.IsLeader(), Lead: st.Lead, Token: st.Term}
+	}
+	nw.Unsafe = nw.cfgs[ids[0]].Flaw != NoFlaw
+	if !nw.Unsafe {
+		nw.AfterEach = nw.checkVotes
 	}
 	return nw
 }
 
 // start creates (or re-creates, as after a crash) node id from its storage.
-func (nw *network) start(id string) {
+func (nw *network) start(id string) simnet.Machine[Message] {
 	nw.t.Helper()
 	c := nw.cfgs[id]
 	nw.boots++
@@ -72,112 +67,21 @@ func (nw *network) start(id string) {
 	if err != nil {
 		nw.t.Fatalf("New(%s): %v", id, err)
 	}
-	nw.nodes[id] = n
-	delete(nw.down, id)
+	return n
 }
 
-func (nw *network) crash(id string) { nw.down[id] = true }
+func (nw *network) node(id string) *Node { return nw.Node(id).(*Node) }
 
-// isolate cuts every link to and from id.
-func (nw *network) isolate(id string) {
-	for _, o := range nw.ids {
-		if o != id {
-			nw.cut[[2]string{id, o}] = true
-			nw.cut[[2]string{o, id}] = true
-		}
-	}
-}
-
-// partition splits the cluster into the given group and the rest.
-func (nw *network) partition(group []string) {
-	for _, a := range nw.ids {
-		for _, b := range nw.ids {
-			if slices.Contains(group, a) != slices.Contains(group, b) {
-				nw.cut[[2]string{a, b}] = true
-			}
-		}
-	}
-}
-
-func (nw *network) heal() { clear(nw.cut) }
-
-func (nw *network) node(id string) *Node { return nw.nodes[id] }
-
-// tick ticks every live node once, then delivers until the network is quiet.
-func (nw *network) tick() {
+func (nw *network) checkVotes() {
 	nw.t.Helper()
-	nw.queue = append(nw.queue, nw.held...)
-	nw.held = nil
-	if nw.rng != nil {
-		nw.rng.Shuffle(len(nw.queue), func(i, j int) { nw.queue[i], nw.queue[j] = nw.queue[j], nw.queue[i] })
-	}
-	for _, id := range nw.ids {
-		if !nw.down[id] {
-			nw.queue = append(nw.queue, nw.nodes[id].Tick()...)
-			nw.check()
-		}
-	}
-	nw.deliver()
-}
-
-func (nw *network) ticks(k int) {
-	nw.t.Helper()
-	for range k {
-		nw.tick()
-	}
-}
-
-func (nw *network) deliver() {
-	nw.t.Helper()
-	for steps := 0; len(nw.queue) > 0; steps++ {
-		if steps > 100000 {
-			nw.t.Fatal("message storm")
-		}
-		m := nw.queue[0]
-		nw.queue = nw.queue[1:]
-		if nw.down[m.To] || nw.cut[[2]string{m.From, m.To}] {
-			continue
-		}
-		if nw.rng != nil {
-			if nw.rng.Float64() < nw.loss {
-				continue
-			}
-			if nw.rng.Float64() < nw.delay {
-				nw.held = append(nw.held, m)
-				continue
-			}
-		}
-		out, err := nw.nodes[m.To].Step(m)
-		if err != nil {
-			nw.t.Fatalf("Step(%+v): %v", m, err)
-		}
-		nw.queue = append(nw.queue, out...)
-		nw.check()
-	}
-}
-
-func (nw *network) check() {
-	nw.t.Helper()
-	for _, id := range nw.ids {
-		st := nw.nodes[id].Status()
+	for _, id := range nw.IDs() {
+		st := nw.node(id).Status()
 		if st.IsLeader() && st.Lead != id {
 			nw.t.Fatalf("leader %s has Lead %q", id, st.Lead)
 		}
-		if prev, ok := nw.leader[st.Term]; ok && st.IsLeader() && prev != id {
-			if !nw.flawed {
-				nw.t.Fatalf("election safety: %s and %s both leader in term %d", prev, id, st.Term)
-			}
-			nw.split[st.Term] = true
-		}
-		if st.IsLeader() {
-			nw.leader[st.Term] = id
-		}
-		if nw.flawed {
-			continue
-		}
 		hs, _ := nw.stores[id].Load()
-		if st.Term != hs.Term || nw.nodes[id].vote != hs.Vote {
-			nw.t.Fatalf("%s: in memory term %d vote %q, persisted %+v", id, st.Term, nw.nodes[id].vote, hs)
+		if st.Term != hs.Term || nw.node(id).vote != hs.Vote {
+			nw.t.Fatalf("%s: in memory term %d vote %q, persisted %+v", id, st.Term, nw.node(id).vote, hs)
 		}
 		if prev := nw.voted[id]; prev.Term == hs.Term && prev.Vote != "" && prev.Vote != hs.Vote {
 			nw.t.Fatalf("%s voted twice in term %d: %q and %q", id, hs.Term, prev.Vote, hs.Vote)
@@ -191,53 +95,12 @@ func (nw *network) check() {
 	}
 }
 
-// leaders returns the nodes that currently believe they lead.
-func (nw *network) leaders() []string {
-	var ls []string
-	for _, id := range nw.ids {
-		if !nw.down[id] && nw.nodes[id].Status().IsLeader() {
-			ls = append(ls, id)
-		}
-	}
-	return ls
-}
-
 // waitLeader ticks until exactly one node leads and every live node follows
 // it in its term, and returns it and the ticks it took.
 func (nw *network) waitLeader(max int) (string, int) {
 	nw.t.Helper()
-	for i := 1; i <= max; i++ {
-		nw.tick()
-		if l := nw.stable(); l != "" {
-			return l, i
-		}
-	}
-	nw.t.Fatalf("no stable leader within %d ticks: %v", max, nw.statuses())
-	return "", 0
-}
-
-// stable returns the leader everybody live agrees on, or "".
-func (nw *network) stable() string {
-	ls := nw.leaders()
-	if len(ls) != 1 {
-		return ""
-	}
-	lst := nw.nodes[ls[0]].Status()
-	for _, id := range nw.ids {
-		st := nw.nodes[id].Status()
-		if !nw.down[id] && (st.Term != lst.Term || st.Lead != ls[0]) {
-			return ""
-		}
-	}
-	return ls[0]
-}
-
-func (nw *network) statuses() string {
-	var b strings.Builder
-	for _, id := range nw.ids {
-		fmt.Fprintf(&b, "%+v down=%v; ", nw.nodes[id].Status(), nw.down[id])
-	}
-	return b.String()
+	took := nw.Until(max, func() bool { return nw.Stable() != "" }, "one stable leader")
+	return nw.Stable(), took
 }
 
 func mustNew(t *testing.T, c Config) *Node {
@@ -253,15 +116,6 @@ func mustNew(t *testing.T, c Config) *Node {
 		t.Fatal(err)
 	}
 	return n
-}
-
-func mustStep(t *testing.T, n *Node, m Message) []Message {
-	t.Helper()
-	out, err := n.Step(m)
-	if err != nil {
-		t.Fatalf("Step(%+v): %v", m, err)
-	}
-	return out
 }
 
 // tickUntil ticks n until it reaches state (at most 2*ElectionTicks, the
@@ -327,9 +181,9 @@ func TestClusterElectsOneLeader(t *testing.T) {
 						t.Fatalf("leader persisted %+v", hs)
 					}
 					// A healthy cluster keeps its leader, and its token.
-					nw.ticks(100)
-					if got := nw.stable(); got != l || nw.node(l).Status().Term != term {
-						t.Fatalf("leadership changed: %s", nw.statuses())
+					nw.Ticks(100)
+					if got := nw.Stable(); got != l || nw.node(l).Status().Term != term {
+						t.Fatalf("leadership changed: %s", nw.Beliefs())
 					}
 				})
 			}
@@ -363,7 +217,7 @@ func TestVotePersistedBeforeGranted(t *testing.T) {
 	}
 
 	st.fail = false
-	one(t, mustStep(t, n, req), MsgVoteResp, 1, false)
+	one(t, simnet.MustStep(t, n, req), MsgVoteResp, 1, false)
 	if hs, _ := st.Load(); hs != (HardState{Term: 1, Vote: "a"}) {
 		t.Fatalf("persisted %+v", hs)
 	}
@@ -373,8 +227,8 @@ func TestVotePersistedBeforeGranted(t *testing.T) {
 	if n.Status().Term != 1 {
 		t.Fatalf("restarted at %+v", n.Status())
 	}
-	one(t, mustStep(t, n, Message{Type: MsgVote, From: "c", To: "b", Term: 1}), MsgVoteResp, 1, true)
-	one(t, mustStep(t, n, req), MsgVoteResp, 1, false) // asking again is fine
+	one(t, simnet.MustStep(t, n, Message{Type: MsgVote, From: "c", To: "b", Term: 1}), MsgVoteResp, 1, true)
+	one(t, simnet.MustStep(t, n, req), MsgVoteResp, 1, false) // asking again is fine
 }
 
 func TestCampaignNeedsDurableSelfVote(t *testing.T) {
@@ -408,7 +262,7 @@ func TestHigherTermStepsDown(t *testing.T) {
 	other := nw.cfgs[l].Peers[0]
 
 	// A vote request from a later term deposes the leader, which then votes.
-	one(t, mustStep(t, n, Message{Type: MsgVote, From: other, To: l, Term: term + 2}), MsgVoteResp, term+2, false)
+	one(t, simnet.MustStep(t, n, Message{Type: MsgVote, From: other, To: l, Term: term + 2}), MsgVoteResp, term+2, false)
 	if st := n.Status(); st != (Status{ID: l, State: Follower, Term: term + 2}) {
 		t.Fatalf("status %+v", st)
 	}
@@ -417,7 +271,7 @@ func TestHigherTermStepsDown(t *testing.T) {
 	}
 
 	// A heartbeat from a later term makes its sender the known leader.
-	one(t, mustStep(t, n, Message{Type: MsgHeartbeat, From: other, To: l, Term: term + 5}), MsgHeartbeatResp, term+5, false)
+	one(t, simnet.MustStep(t, n, Message{Type: MsgHeartbeat, From: other, To: l, Term: term + 5}), MsgHeartbeatResp, term+5, false)
 	if st := n.Status(); st != (Status{ID: l, State: Follower, Term: term + 5, Lead: other}) {
 		t.Fatalf("status %+v", st)
 	}
@@ -427,7 +281,7 @@ func TestLeaderStepsDownOnRejectedHeartbeat(t *testing.T) {
 	nw := newNetwork(t, 3, 2, nil)
 	l, _ := nw.waitLeader(100)
 	term := nw.node(l).Status().Term
-	msgs := mustStep(t, nw.node(l), Message{Type: MsgHeartbeatResp, From: nw.cfgs[l].Peers[0], To: l, Term: term + 1, Reject: true})
+	msgs := simnet.MustStep(t, nw.node(l), Message{Type: MsgHeartbeatResp, From: nw.cfgs[l].Peers[0], To: l, Term: term + 1, Reject: true})
 	if st := nw.node(l).Status(); len(msgs) != 0 || st.State != Follower || st.Term != term+1 || st.Lead != "" {
 		t.Fatalf("status %+v msgs %+v", st, msgs)
 	}
@@ -437,11 +291,11 @@ func TestLowerTermAnsweredWithOurTerm(t *testing.T) {
 	st := &MemoryStorage{}
 	st.Save(HardState{Term: 5})
 	n := mustNew(t, Config{ID: "b", Peers: []string{"a", "c"}, Storage: st})
-	one(t, mustStep(t, n, Message{Type: MsgHeartbeat, From: "a", To: "b", Term: 3}), MsgHeartbeatResp, 5, true)
-	one(t, mustStep(t, n, Message{Type: MsgVote, From: "a", To: "b", Term: 4}), MsgVoteResp, 5, true)
-	one(t, mustStep(t, n, Message{Type: MsgPreVote, From: "a", To: "b", Term: 4}), MsgPreVoteResp, 5, true)
+	one(t, simnet.MustStep(t, n, Message{Type: MsgHeartbeat, From: "a", To: "b", Term: 3}), MsgHeartbeatResp, 5, true)
+	one(t, simnet.MustStep(t, n, Message{Type: MsgVote, From: "a", To: "b", Term: 4}), MsgVoteResp, 5, true)
+	one(t, simnet.MustStep(t, n, Message{Type: MsgPreVote, From: "a", To: "b", Term: 4}), MsgPreVoteResp, 5, true)
 	for _, typ := range []MsgType{MsgVoteResp, MsgPreVoteResp, MsgHeartbeatResp} {
-		if msgs := mustStep(t, n, Message{Type: typ, From: "a", To: "b", Term: 4}); len(msgs) != 0 {
+		if msgs := simnet.MustStep(t, n, Message{Type: typ, From: "a", To: "b", Term: 4}); len(msgs) != 0 {
 			t.Fatalf("stale %v answered: %+v", typ, msgs)
 		}
 	}
@@ -453,8 +307,8 @@ func TestLowerTermAnsweredWithOurTerm(t *testing.T) {
 	l, _ := nw.waitLeader(100)
 	f := nw.cfgs[l].Peers[0]
 	term := nw.node(l).Status().Term
-	mustStep(t, nw.node(f), Message{Type: MsgHeartbeat, From: nw.cfgs[l].Peers[1], To: f, Term: term + 1})
-	nw.tick() // l heartbeats f, f rejects with term+1
+	simnet.MustStep(t, nw.node(f), Message{Type: MsgHeartbeat, From: nw.cfgs[l].Peers[1], To: f, Term: term + 1})
+	nw.Tick() // l heartbeats f, f rejects with term+1
 	if s := nw.node(l).Status(); s.IsLeader() || s.Term != term+1 {
 		t.Fatalf("stale leader %+v", s)
 	}
@@ -467,7 +321,7 @@ func TestIgnoresForeignMessages(t *testing.T) {
 		{Type: MsgVote, From: "a", To: "c", Term: 9}, // not for us
 		{Type: 0, From: "a", To: "b", Term: 9},       // no type
 	} {
-		if msgs := mustStep(t, n, m); len(msgs) != 0 || n.Status().Term != 0 {
+		if msgs := simnet.MustStep(t, n, m); len(msgs) != 0 || n.Status().Term != 0 {
 			t.Fatalf("%+v: got %+v, status %+v", m, msgs, n.Status())
 		}
 	}
@@ -478,7 +332,7 @@ func TestPreVoteDoesNotChangeTerms(t *testing.T) {
 	st := &MemoryStorage{}
 	st.Save(HardState{Term: 2})
 	b := mustNew(t, Config{ID: "b", Peers: []string{"a", "c"}, Storage: st, PreVote: true})
-	one(t, mustStep(t, b, Message{Type: MsgPreVote, From: "a", To: "b", Term: 3}), MsgPreVoteResp, 3, false)
+	one(t, simnet.MustStep(t, b, Message{Type: MsgPreVote, From: "a", To: "b", Term: 3}), MsgPreVoteResp, 3, false)
 	if hs, _ := st.Load(); hs != (HardState{Term: 2}) || b.Status().Term != 2 {
 		t.Fatalf("pre-vote changed term: %+v %+v", b.Status(), hs)
 	}
@@ -492,11 +346,11 @@ func TestPreVoteDoesNotChangeTerms(t *testing.T) {
 		t.Fatalf("status %+v msgs %+v", s, msgs)
 	}
 	// A rejection at our own term counts, but does not change the term.
-	if out := mustStep(t, a, Message{Type: MsgPreVoteResp, From: "c", To: "a", Term: 2, Reject: true}); len(out) != 0 || a.Status().State != PreCandidate {
+	if out := simnet.MustStep(t, a, Message{Type: MsgPreVoteResp, From: "c", To: "a", Term: 2, Reject: true}); len(out) != 0 || a.Status().State != PreCandidate {
 		t.Fatalf("after rejection %+v %+v", a.Status(), out)
 	}
 	// One grant makes a quorum of 3: now the real election starts.
-	out := mustStep(t, a, Message{Type: MsgPreVoteResp, From: "b", To: "a", Term: 3})
+	out := simnet.MustStep(t, a, Message{Type: MsgPreVoteResp, From: "b", To: "a", Term: 3})
 	if s := a.Status(); s.State != Candidate || s.Term != 3 || len(out) != 2 || out[0].Type != MsgVote || out[0].Term != 3 {
 		t.Fatalf("status %+v msgs %+v", s, out)
 	}
@@ -508,7 +362,7 @@ func TestPreVoteDoesNotChangeTerms(t *testing.T) {
 func TestPreVoteRejectedWithHigherTermAdoptsIt(t *testing.T) {
 	a := mustNew(t, Config{ID: "a", Peers: []string{"b", "c"}, PreVote: true})
 	tickUntil(t, a, PreCandidate)
-	mustStep(t, a, Message{Type: MsgPreVoteResp, From: "b", To: "a", Term: 7, Reject: true})
+	simnet.MustStep(t, a, Message{Type: MsgPreVoteResp, From: "b", To: "a", Term: 7, Reject: true})
 	if s := a.Status(); s != (Status{ID: "a", State: Follower, Term: 7}) {
 		t.Fatalf("status %+v", s)
 	}
@@ -516,13 +370,13 @@ func TestPreVoteRejectedWithHigherTermAdoptsIt(t *testing.T) {
 
 func TestPreVoteRejectedWhileLeaderAlive(t *testing.T) {
 	b := mustNew(t, Config{ID: "b", Peers: []string{"a", "c"}, PreVote: true})
-	mustStep(t, b, Message{Type: MsgHeartbeat, From: "a", To: "b", Term: 1})
+	simnet.MustStep(t, b, Message{Type: MsgHeartbeat, From: "a", To: "b", Term: 1})
 	for range 9 { // still within ElectionTicks of the heartbeat
 		b.Tick()
 	}
-	one(t, mustStep(t, b, Message{Type: MsgPreVote, From: "c", To: "b", Term: 2}), MsgPreVoteResp, 1, true)
+	one(t, simnet.MustStep(t, b, Message{Type: MsgPreVote, From: "c", To: "b", Term: 2}), MsgPreVoteResp, 1, true)
 	b.Tick() // ElectionTicks without a heartbeat: the lease is over
-	one(t, mustStep(t, b, Message{Type: MsgPreVote, From: "c", To: "b", Term: 2}), MsgPreVoteResp, 2, false)
+	one(t, simnet.MustStep(t, b, Message{Type: MsgPreVote, From: "c", To: "b", Term: 2}), MsgPreVoteResp, 2, false)
 	if s := b.Status(); s.Term != 1 || s.Lead != "a" {
 		t.Fatalf("status %+v", s)
 	}
@@ -530,15 +384,15 @@ func TestPreVoteRejectedWhileLeaderAlive(t *testing.T) {
 
 func TestCheckQuorumLeaseIgnoresVotes(t *testing.T) {
 	b := mustNew(t, Config{ID: "b", Peers: []string{"a", "c"}, CheckQuorum: true})
-	mustStep(t, b, Message{Type: MsgHeartbeat, From: "a", To: "b", Term: 1})
+	simnet.MustStep(t, b, Message{Type: MsgHeartbeat, From: "a", To: "b", Term: 1})
 	vote := Message{Type: MsgVote, From: "c", To: "b", Term: 2}
-	if msgs := mustStep(t, b, vote); len(msgs) != 0 || b.Status().Term != 1 {
+	if msgs := simnet.MustStep(t, b, vote); len(msgs) != 0 || b.Status().Term != 1 {
 		t.Fatalf("vote in lease: %+v %+v", msgs, b.Status())
 	}
 	for range 10 {
 		b.Tick()
 	}
-	one(t, mustStep(t, b, vote), MsgVoteResp, 2, false)
+	one(t, simnet.MustStep(t, b, vote), MsgVoteResp, 2, false)
 }
 
 func TestPreVotePartitionedNodeDoesNotDisrupt(t *testing.T) {
@@ -548,15 +402,15 @@ func TestPreVotePartitionedNodeDoesNotDisrupt(t *testing.T) {
 			l, _ := nw.waitLeader(100)
 			term := nw.node(l).Status().Term
 			f := nw.cfgs[l].Peers[0]
-			nw.isolate(f)
-			nw.ticks(200)
+			nw.Isolate(f)
+			nw.Ticks(200)
 			if s := nw.node(f).Status(); s.Term != term || s.IsLeader() {
 				t.Fatalf("isolated node %+v, leader term %d", s, term)
 			}
-			nw.heal()
-			nw.ticks(50)
-			if nw.stable() != l || nw.node(l).Status().Term != term {
-				t.Fatalf("rejoin disrupted the leader: %s", nw.statuses())
+			nw.Heal()
+			nw.Ticks(50)
+			if nw.Stable() != l || nw.node(l).Status().Term != term {
+				t.Fatalf("rejoin disrupted the leader: %s", nw.Beliefs())
 			}
 		})
 	}
@@ -566,12 +420,12 @@ func TestPreVotePartitionedNodeDoesNotDisrupt(t *testing.T) {
 	l, _ := nw.waitLeader(100)
 	term := nw.node(l).Status().Term
 	f := nw.cfgs[l].Peers[0]
-	nw.isolate(f)
-	nw.ticks(200)
+	nw.Isolate(f)
+	nw.Ticks(200)
 	if nw.node(f).Status().Term <= term {
 		t.Fatalf("isolated node without pre-vote kept term: %+v", nw.node(f).Status())
 	}
-	nw.heal()
+	nw.Heal()
 	nw.waitLeader(100)
 	if nw.node(l).Status().Term <= term {
 		t.Fatal("expected a disruption without pre-vote")
@@ -583,13 +437,13 @@ func TestCheckQuorumIsolatedLeaderStepsDown(t *testing.T) {
 	nw := newNetwork(t, 3, 5, func(c *Config) { c.CheckQuorum = true })
 	l, _ := nw.waitLeader(100)
 	term := nw.node(l).Status().Term
-	nw.isolate(l)
+	nw.Isolate(l)
 	i := 1
 	for ; nw.node(l).Status().IsLeader(); i++ {
 		if i > 2*et {
 			t.Fatalf("isolated leader still leads after %d ticks", i)
 		}
-		nw.tick()
+		nw.Tick()
 	}
 	if s := nw.node(l).Status(); s != (Status{ID: l, State: Follower, Term: term}) {
 		t.Fatalf("status %+v", s)
@@ -597,19 +451,19 @@ func TestCheckQuorumIsolatedLeaderStepsDown(t *testing.T) {
 	t.Logf("stepped down after %d ticks", i-1)
 	// Meanwhile the majority elects a new leader in a later term.
 	for range 100 {
-		nw.tick()
-		if ls := nw.leaders(); len(ls) == 1 && nw.node(ls[0]).Status().Term > term {
+		nw.Tick()
+		if ls := nw.Leaders(); len(ls) == 1 && nw.node(ls[0]).Status().Term > term {
 			return
 		}
 	}
-	t.Fatalf("majority elected nobody: %s", nw.statuses())
+	t.Fatalf("majority elected nobody: %s", nw.Beliefs())
 }
 
 func TestWithoutCheckQuorumIsolatedLeaderStays(t *testing.T) {
 	nw := newNetwork(t, 3, 5, nil)
 	l, _ := nw.waitLeader(100)
-	nw.isolate(l)
-	nw.ticks(200)
+	nw.Isolate(l)
+	nw.Ticks(200)
 	if !nw.node(l).Status().IsLeader() {
 		t.Fatalf("leader stepped down without check-quorum: %+v", nw.node(l).Status())
 	}
@@ -618,15 +472,15 @@ func TestWithoutCheckQuorumIsolatedLeaderStays(t *testing.T) {
 func TestRestartedNodeRejoins(t *testing.T) {
 	nw := newNetwork(t, 3, 6, func(c *Config) { c.PreVote, c.CheckQuorum = true, true })
 	l, _ := nw.waitLeader(100)
-	nw.crash(l)
+	nw.Crash(l)
 	l2, _ := nw.waitLeader(100)
 	if l2 == l {
 		t.Fatal("crashed node still leader")
 	}
-	nw.start(l)
-	nw.ticks(5)
-	if nw.stable() != l2 {
-		t.Fatalf("restarted node did not follow: %s", nw.statuses())
+	nw.Restart(l)
+	nw.Ticks(5)
+	if nw.Stable() != l2 {
+		t.Fatalf("restarted node did not follow: %s", nw.Beliefs())
 	}
 }
 
@@ -635,59 +489,18 @@ func TestRestartedNodeRejoins(t *testing.T) {
 // event that no two nodes lead in one term and no node votes twice in a term.
 // Once the faults stop, the cluster must settle on one leader.
 func TestElectionSafetyRandom(t *testing.T) {
-	seeds := 200
-	if testing.Short() {
-		seeds = 20
-	}
-	terms := 0
-	for seed := range uint64(seeds) {
-		rng := rand.New(rand.NewPCG(seed, 99))
-		size := []int{1, 2, 3, 4, 5}[rng.IntN(5)]
+	simnet.Seeds(t, 2, func(seed uint64, rng *rand.Rand) int {
 		et := 3 + rng.IntN(8)
 		pre, cq := rng.IntN(2) == 0, rng.IntN(2) == 0
-		nw := newNetwork(t, size, seed, func(c *Config) {
+		nw := newNetwork(t, 1+rng.IntN(5), seed, func(c *Config) {
 			c.ElectionTicks, c.PreVote, c.CheckQuorum = et, pre, cq
 		})
-		nw.rng = rng
-		nw.loss = rng.Float64() * 0.3
-		nw.delay = rng.Float64() * 0.3
-		for range 300 {
-			switch r := rng.IntN(100); {
-			case r < 3:
-				nw.heal()
-				nw.partition(slices.DeleteFunc(slices.Clone(nw.ids), func(string) bool { return rng.IntN(2) == 0 }))
-			case r < 5:
-				nw.isolate(nw.ids[rng.IntN(size)])
-			case r < 8:
-				nw.heal()
-			case r < 10:
-				nw.crash(nw.ids[rng.IntN(size)])
-			case r < 14:
-				if id := nw.ids[rng.IntN(size)]; nw.down[id] {
-					nw.start(id)
-				}
-			}
-			nw.tick()
-		}
-		terms += len(nw.leader)
-
-		// Liveness after the storm.
-		nw.heal()
-		nw.loss, nw.delay = 0, 0
-		for _, id := range nw.ids {
-			if nw.down[id] {
-				nw.start(id)
-			}
-		}
-		for range 2 { // flush delayed messages
-			nw.tick()
-		}
+		nw.Loss, nw.Delay = rng.Float64()*0.3, rng.Float64()*0.3
+		nw.Storm(rng, 300)
+		nw.Calm() // and then the cluster must settle
 		nw.waitLeader(40 * et)
-	}
-	t.Logf("%d seeds, %d leader terms", seeds, terms)
-	if terms < seeds*2 {
-		t.Fatalf("only %d leader terms over %d seeds: the faults are too weak to test anything", terms, seeds)
-	}
+		return nw.Tokens()
+	})
 }
 
 func TestConfigValidate(t *testing.T) {
@@ -767,9 +580,9 @@ func TestFlawForgetfulVoteVotesTwice(t *testing.T) {
 		st := &MemoryStorage{}
 		c := Config{ID: "b", Peers: []string{"a", "c"}, Storage: st, Flaw: flaw}
 		b := mustNew(t, c)
-		one(t, mustStep(t, b, Message{Type: MsgVote, From: "a", To: "b", Term: 1}), MsgVoteResp, 1, false)
+		one(t, simnet.MustStep(t, b, Message{Type: MsgVote, From: "a", To: "b", Term: 1}), MsgVoteResp, 1, false)
 		b = mustNew(t, c) // a restart
-		second := mustStep(t, b, Message{Type: MsgVote, From: "c", To: "b", Term: 1})
+		second := simnet.MustStep(t, b, Message{Type: MsgVote, From: "c", To: "b", Term: 1})
 		hs, _ := st.Load()
 		if flaw == NoFlaw {
 			one(t, second, MsgVoteResp, 1, true)
@@ -787,33 +600,33 @@ func TestFlawForgetfulVoteVotesTwice(t *testing.T) {
 // forgot it had voted.
 func TestFlawForgetfulVoteTwoLeadersInOneTerm(t *testing.T) {
 	for _, flaw := range []Flaw{NoFlaw, ForgetfulVote} {
-		t.Run(string(flaw), func(t *testing.T) {
+		t.Run(cmp.Or(string(flaw), "correct"), func(t *testing.T) {
 			nw := newNetwork(t, 3, 1, func(c *Config) {
 				c.PreVote, c.Flaw = true, flaw
 				if c.ID == "b" {
 					c.ElectionTicks = 50 // a times out first, and b votes for it
 				}
 			})
-			nw.isolate("c")
-			for len(nw.leaders()) == 0 {
-				nw.tick()
+			nw.Isolate("c")
+			for len(nw.Leaders()) == 0 {
+				nw.Tick()
 			}
 			if st := nw.node("a").Status(); !st.IsLeader() || st.Term != 1 {
-				t.Fatalf("a did not win term 1: %s", nw.statuses())
+				t.Fatalf("a did not win term 1: %s", nw.Beliefs())
 			}
-			nw.crash("b")
-			nw.start("b")
-			nw.heal()
-			nw.isolate("a")
-			nw.ticks(100)
+			nw.Crash("b")
+			nw.Restart("b")
+			nw.Heal()
+			nw.Isolate("a")
+			nw.Ticks(100)
 			if flaw == NoFlaw {
-				if len(nw.split) > 0 {
+				if nw.Broken(1) {
 					t.Fatal("correct Raft had two leaders in a term")
 				}
 				return
 			}
-			if nw.leader[1] != "c" || !nw.split[1] {
-				t.Fatalf("c did not lead term 1 too: %s", nw.statuses())
+			if nw.Owner(1) != "c" || !nw.Broken(1) {
+				t.Fatalf("c did not lead term 1 too: %s", nw.Beliefs())
 			}
 		})
 	}
@@ -833,8 +646,8 @@ func TestFlawSmallQuorumTwoLeadersInOneTerm(t *testing.T) {
 			cand, voter := nodes[pair[0]], nodes[pair[1]]
 			for _, m := range tickUntil(t, cand, Candidate) {
 				if m.To == pair[1] {
-					for _, resp := range mustStep(t, voter, m) {
-						mustStep(t, cand, resp)
+					for _, resp := range simnet.MustStep(t, voter, m) {
+						simnet.MustStep(t, cand, resp)
 					}
 				}
 			}
@@ -853,13 +666,13 @@ func TestFlawSmallQuorumTwoLeadersInOneTerm(t *testing.T) {
 // leaders overlap for as long as the partition lasts.
 func TestFlawSmallQuorumBothSidesOfAPartitionLead(t *testing.T) {
 	for _, flaw := range []Flaw{NoFlaw, SmallQuorum} {
-		t.Run(string(flaw), func(t *testing.T) {
+		t.Run(cmp.Or(string(flaw), "correct"), func(t *testing.T) {
 			nw := newNetwork(t, 5, 8, func(c *Config) { c.PreVote, c.CheckQuorum, c.Flaw = true, true, flaw })
 			l, _ := nw.waitLeader(100)
-			nw.partition([]string{l, nw.cfgs[l].Peers[0]})
-			nw.ticks(100)
-			if got, want := len(nw.leaders()), map[Flaw]int{NoFlaw: 1, SmallQuorum: 2}[flaw]; got != want {
-				t.Fatalf("%d leaders, want %d: %s", got, want, nw.statuses())
+			nw.Partition([]string{l, nw.cfgs[l].Peers[0]})
+			nw.Ticks(100)
+			if got, want := len(nw.Leaders()), map[Flaw]int{NoFlaw: 1, SmallQuorum: 2}[flaw]; got != want {
+				t.Fatalf("%d leaders, want %d: %s", got, want, nw.Beliefs())
 			}
 		})
 	}
@@ -869,16 +682,16 @@ func TestFlawSmallQuorumBothSidesOfAPartitionLead(t *testing.T) {
 // while the majority elects another.
 func TestFlawNoCheckQuorumIsolatedLeaderLeadsOn(t *testing.T) {
 	for _, flaw := range []Flaw{NoFlaw, NoCheckQuorum} {
-		t.Run(string(flaw), func(t *testing.T) {
+		t.Run(cmp.Or(string(flaw), "correct"), func(t *testing.T) {
 			nw := newNetwork(t, 3, 5, func(c *Config) { c.PreVote, c.CheckQuorum, c.Flaw = true, true, flaw })
 			l, _ := nw.waitLeader(100)
-			nw.isolate(l)
-			nw.ticks(200)
+			nw.Isolate(l)
+			nw.Ticks(200)
 			if still := nw.node(l).Status().IsLeader(); still != (flaw == NoCheckQuorum) {
 				t.Fatalf("isolated leader still leads: %v", still)
 			}
-			if ls := nw.leaders(); len(ls) == 0 || slices.Equal(ls, []string{l}) {
-				t.Fatalf("the majority elected nobody: %s", nw.statuses())
+			if ls := nw.Leaders(); len(ls) == 0 || slices.Equal(ls, []string{l}) {
+				t.Fatalf("the majority elected nobody: %s", nw.Beliefs())
 			}
 		})
 	}

@@ -1,7 +1,6 @@
 package ring
 
 import (
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -32,15 +31,6 @@ func mustNew(t *testing.T, id string, peers ...string) *Node {
 	return n
 }
 
-func mustStep(t *testing.T, n *Node, m Message) []Message {
-	t.Helper()
-	out, err := n.Step(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 // show renders messages compactly: from>to:type[candidate]/epoch#seq.
 func show(msgs []Message) string {
 	var parts []string
@@ -66,21 +56,21 @@ func TestHighestNodeWins(t *testing.T) {
 func TestElectionStepByStep(t *testing.T) {
 	n2 := mustNew(t, "n2", "n1", "n3")
 	// A lower candidacy is replaced by ours; acknowledged either way.
-	got := show(mustStep(t, n2, Message{Type: MsgElection, From: "n1", To: "n2", Seq: 7, Candidate: "n1", Epoch: 4}))
+	got := show(simnet.MustStep(t, n2, Message{Type: MsgElection, From: "n1", To: "n2", Seq: 7, Candidate: "n1", Epoch: 4}))
 	if got != "n2>n1:ack[]/0#7 n2>n3:election[n2]/4#1" {
 		t.Fatalf("lower candidate: %s", got)
 	}
 	// Taking part already, a second lower candidacy is swallowed.
-	if got := show(mustStep(t, n2, Message{Type: MsgElection, From: "n1", To: "n2", Seq: 8, Candidate: "n1"})); got != "n2>n1:ack[]/0#8" {
+	if got := show(simnet.MustStep(t, n2, Message{Type: MsgElection, From: "n1", To: "n2", Seq: 8, Candidate: "n1"})); got != "n2>n1:ack[]/0#8" {
 		t.Fatalf("second lower candidate: %s", got)
 	}
 	// A higher one is passed on, with the highest epoch we know.
-	if got := show(mustStep(t, n2, Message{Type: MsgElection, From: "n1", To: "n2", Seq: 9, Candidate: "n3", Epoch: 2})); got != "n2>n1:ack[]/0#9 n2>n3:election[n3]/4#2" {
+	if got := show(simnet.MustStep(t, n2, Message{Type: MsgElection, From: "n1", To: "n2", Seq: 9, Candidate: "n3", Epoch: 2})); got != "n2>n1:ack[]/0#9 n2>n3:election[n3]/4#2" {
 		t.Fatalf("higher candidate: %s", got)
 	}
 	// Our own candidacy came around: we won, with our next epoch above 4
 	// (ranks n1..n3 are 0..2: n2 owns 1, 4, 7...).
-	got = show(mustStep(t, n2, Message{Type: MsgElection, From: "n1", To: "n2", Seq: 10, Candidate: "n2", Epoch: 5}))
+	got = show(simnet.MustStep(t, n2, Message{Type: MsgElection, From: "n1", To: "n2", Seq: 10, Candidate: "n2", Epoch: 5}))
 	if got != "n2>n1:ack[]/0#10 n2>n3:elected[n2]/7#3" {
 		t.Fatalf("own candidacy back: %s", got)
 	}
@@ -94,7 +84,7 @@ func TestElectionStepByStep(t *testing.T) {
 
 	// A follower takes the announcement and passes it on.
 	n3 := mustNew(t, "n3", "n1", "n2")
-	if got := show(mustStep(t, n3, Message{Type: MsgElected, From: "n2", To: "n3", Seq: 3, Candidate: "n2", Epoch: 7})); got != "n3>n2:ack[]/0#3 n3>n1:elected[n2]/7#1" {
+	if got := show(simnet.MustStep(t, n3, Message{Type: MsgElected, From: "n2", To: "n3", Seq: 3, Candidate: "n2", Epoch: 7})); got != "n3>n2:ack[]/0#3 n3>n1:elected[n2]/7#1" {
 		t.Fatalf("elected: %s", got)
 	}
 	if st := n3.Status(); st != (Status{ID: "n3", State: Follower, Leader: "n2", Epoch: 7}) {
@@ -118,7 +108,7 @@ func TestSkipsSilentNodes(t *testing.T) {
 		t.Fatalf("after n2's silence: %s", got)
 	}
 	// An acknowledged message is not resent.
-	mustStep(t, n1, Message{Type: MsgAck, From: "n3", To: "n1", Seq: 2})
+	simnet.MustStep(t, n1, Message{Type: MsgAck, From: "n3", To: "n1", Seq: 2})
 	if got := show(append(n1.Tick(), n1.Tick()...)); got != "" {
 		t.Fatalf("resent: %s", got)
 	}
@@ -136,18 +126,18 @@ func TestSkipsSilentNodes(t *testing.T) {
 // announcements and heartbeats are ignored.
 func TestHigherEpochPrevails(t *testing.T) {
 	n1 := mustNew(t, "n1", "n2", "n3")
-	mustStep(t, n1, Message{Type: MsgHeartbeat, From: "n3", To: "n1", Epoch: 5})
+	simnet.MustStep(t, n1, Message{Type: MsgHeartbeat, From: "n3", To: "n1", Epoch: 5})
 	if st := n1.Status(); st.Leader != "n3" || st.Epoch != 5 {
 		t.Fatalf("status %+v", st)
 	}
-	mustStep(t, n1, Message{Type: MsgHeartbeat, From: "n2", To: "n1", Epoch: 4})
-	if got := show(mustStep(t, n1, Message{Type: MsgElected, From: "n3", To: "n1", Seq: 1, Candidate: "n2", Epoch: 4})); got != "n1>n3:ack[]/0#1" {
+	simnet.MustStep(t, n1, Message{Type: MsgHeartbeat, From: "n2", To: "n1", Epoch: 4})
+	if got := show(simnet.MustStep(t, n1, Message{Type: MsgElected, From: "n3", To: "n1", Seq: 1, Candidate: "n2", Epoch: 4})); got != "n1>n3:ack[]/0#1" {
 		t.Fatalf("stale announcement passed on: %s", got)
 	}
 	if st := n1.Status(); st.Leader != "n3" {
 		t.Fatalf("followed a stale leader: %+v", st)
 	}
-	mustStep(t, n1, Message{Type: MsgHeartbeat, From: "n2", To: "n1", Epoch: 7})
+	simnet.MustStep(t, n1, Message{Type: MsgHeartbeat, From: "n2", To: "n1", Epoch: 7})
 	if st := n1.Status(); st.Leader != "n2" || st.Epoch != 7 {
 		t.Fatalf("did not follow the newer leader: %+v", st)
 	}
@@ -160,19 +150,14 @@ func TestIgnoresForeignMessages(t *testing.T) {
 		{Type: MsgHeartbeat, From: "n3", To: "n1", Epoch: 50}, // not for us
 		{Type: "hello", From: "n3", To: "n2", Epoch: 50},      // unknown type
 	} {
-		if msgs := mustStep(t, n2, m); len(msgs) != 0 || n2.Status() != (Status{ID: "n2", State: Follower}) {
+		if msgs := simnet.MustStep(t, n2, m); len(msgs) != 0 || n2.Status() != (Status{ID: "n2", State: Follower}) {
 			t.Fatalf("%+v: %s %+v", m, show(msgs), n2.Status())
 		}
 	}
 }
 
-type failingStore struct{}
-
-func (failingStore) Load() (uint64, error) { return 0, nil }
-func (failingStore) Save(uint64) error     { return errors.New("disk full") }
-
 func TestNoLeadershipWithoutDurableEpoch(t *testing.T) {
-	n, err := New(Config{ID: "n1", Storage: failingStore{}})
+	n, err := New(Config{ID: "n1", Storage: simnet.FullDisk{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +166,7 @@ func TestNoLeadershipWithoutDurableEpoch(t *testing.T) {
 			t.Fatalf("led without a saved epoch: %+v", n.Status())
 		}
 	}
-	n2, _ := New(Config{ID: "n2", Peers: []string{"n1"}, Storage: failingStore{}})
+	n2, _ := New(Config{ID: "n2", Peers: []string{"n1"}, Storage: simnet.FullDisk{}})
 	if _, err := n2.Step(Message{Type: MsgElection, From: "n1", To: "n2", Candidate: "n2"}); err == nil || n2.Status().IsLeader() {
 		t.Fatalf("step: %v %+v", err, n2.Status())
 	}
@@ -229,48 +214,14 @@ func TestPartitionedSidesBothLead(t *testing.T) {
 // partitions and crash-restarts; the network checks tokens after every
 // event. Once the faults stop, one leader must lead everyone.
 func TestSafetyRandom(t *testing.T) {
-	seeds := 200
-	if testing.Short() {
-		seeds = 20
-	}
-	tokens := 0
-	for seed := range uint64(seeds) {
-		rng := rand.New(rand.NewPCG(seed, 11))
-		size := 1 + rng.IntN(5)
-		c := newCluster(t, size)
-		c.Rand, c.Loss, c.Delay = rng, rng.Float64()*0.3, rng.Float64()*0.3
-		all := c.IDs()
-		for range 300 {
-			switch r := rng.IntN(100); {
-			case r < 3:
-				c.Heal()
-				c.Partition(slices.DeleteFunc(slices.Clone(all), func(string) bool { return rng.IntN(2) == 0 }))
-			case r < 6:
-				c.Heal()
-			case r < 8:
-				c.Crash(all[rng.IntN(size)])
-			case r < 12:
-				if id := all[rng.IntN(size)]; !c.Up(id) {
-					c.Restart(id)
-				}
-			}
-			c.Tick()
-		}
-		c.Heal()
-		c.Loss, c.Delay = 0, 0
-		for _, id := range all {
-			if !c.Up(id) {
-				c.Restart(id)
-			}
-		}
-		c.Ticks(2) // flush delayed messages
+	simnet.Seeds(t, 3, func(seed uint64, rng *rand.Rand) int {
+		c := newCluster(t, 1+rng.IntN(5))
+		c.Loss, c.Delay = rng.Float64()*0.3, rng.Float64()*0.3
+		c.Storm(rng, 300)
+		c.Calm()
 		c.Settle(200)
-		tokens += c.Tokens()
-	}
-	t.Logf("%d seeds, %d epochs led with", seeds, tokens)
-	if tokens < 3*seeds {
-		t.Fatalf("only %d epochs over %d seeds: the faults are too weak to test anything", tokens, seeds)
-	}
+		return c.Tokens()
+	})
 }
 
 func TestConfigValidate(t *testing.T) {

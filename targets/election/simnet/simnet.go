@@ -2,6 +2,7 @@
 package simnet
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -33,18 +34,22 @@ type Network[M any] struct {
 	// and for the token checks made after every event: no token claimed
 	// by two nodes, no node's token going back, also across restarts.
 	Belief func(id string) Belief
+	// Unsafe makes the token checks record what they find (Broken)
+	// instead of failing the test: for nodes with a deliberate flaw.
+	Unsafe bool
 
-	t     testing.TB
-	ids   []string
-	start func(id string) Machine[M]
-	route func(M) (from, to string)
-	nodes map[string]Machine[M]
-	down  map[string]bool
-	cut   map[[2]string]bool // directed links that lose everything
-	queue []M                // to deliver now
-	held  []M                // delayed to the next tick
-	owner map[uint64]string  // token -> the node that led with it
-	last  map[string]uint64  // node -> the highest token it led with
+	t      testing.TB
+	ids    []string
+	start  func(id string) Machine[M]
+	route  func(M) (from, to string)
+	nodes  map[string]Machine[M]
+	down   map[string]bool
+	cut    map[[2]string]bool // directed links that lose everything
+	queue  []M                // to deliver now
+	held   []M                // delayed to the next tick
+	owner  map[uint64]string  // token -> the node that led with it
+	last   map[string]uint64  // node -> the highest token it led with
+	broken map[uint64]bool    // tokens led with by two nodes, or led with after a higher one
 }
 
 // Belief is a node's view, as far as the token checks need it.
@@ -61,7 +66,7 @@ func New[M any](t testing.TB, ids []string, start func(id string) Machine[M], ro
 	nw := &Network[M]{
 		t: t, ids: slices.Clone(ids), start: start, route: route,
 		nodes: map[string]Machine[M]{}, down: map[string]bool{}, cut: map[[2]string]bool{},
-		owner: map[uint64]string{}, last: map[string]uint64{},
+		owner: map[uint64]string{}, last: map[string]uint64{}, broken: map[uint64]bool{},
 	}
 	for _, id := range ids {
 		nw.nodes[id] = start(id)
@@ -211,6 +216,61 @@ func (nw *Network[M]) Stable() string {
 // Tokens counts the tokens some node led with so far.
 func (nw *Network[M]) Tokens() int { return len(nw.owner) }
 
+// Owner is the node that last led with token, or "".
+func (nw *Network[M]) Owner(token uint64) string { return nw.owner[token] }
+
+// Broken reports whether an Unsafe network saw token led with by two
+// nodes, or by a node that had led with a higher one.
+func (nw *Network[M]) Broken(token uint64) bool { return nw.broken[token] }
+
+func (nw *Network[M]) fail(token uint64, format string, args ...any) {
+	nw.t.Helper()
+	if !nw.Unsafe {
+		nw.t.Fatalf(format, args...)
+	}
+	nw.broken[token] = true
+}
+
+// Storm runs steps ticks under random faults drawn from rng (which also
+// shuffles, loses and delays messages as Loss and Delay say): partitions
+// into random halves, an isolated node, heals, crashes and restarts.
+func (nw *Network[M]) Storm(rng *rand.Rand, steps int) {
+	nw.t.Helper()
+	nw.Rand = rng
+	for range steps {
+		switch r := rng.IntN(100); {
+		case r < 3:
+			nw.Heal()
+			nw.Partition(slices.DeleteFunc(slices.Clone(nw.ids), func(string) bool { return rng.IntN(2) == 0 }))
+		case r < 5:
+			nw.Isolate(nw.ids[rng.IntN(len(nw.ids))])
+		case r < 8:
+			nw.Heal()
+		case r < 10:
+			nw.Crash(nw.ids[rng.IntN(len(nw.ids))])
+		case r < 14:
+			if id := nw.ids[rng.IntN(len(nw.ids))]; nw.down[id] {
+				nw.Restart(id)
+			}
+		}
+		nw.Tick()
+	}
+}
+
+// Calm ends every fault: it heals, stops loss and delay, restarts the
+// crashed nodes and delivers what was held back.
+func (nw *Network[M]) Calm() {
+	nw.t.Helper()
+	nw.Heal()
+	nw.Loss, nw.Delay = 0, 0
+	for _, id := range nw.ids {
+		if nw.down[id] {
+			nw.Restart(id)
+		}
+	}
+	nw.Ticks(2)
+}
+
 // Beliefs describes every node, for failure messages.
 func (nw *Network[M]) Beliefs() string {
 	var b strings.Builder
@@ -229,10 +289,10 @@ func (nw *Network[M]) check() {
 				continue
 			}
 			if o, ok := nw.owner[b.Token]; ok && o != id {
-				nw.t.Fatalf("token %d claimed by %s and %s", b.Token, o, id)
+				nw.fail(b.Token, "token %d claimed by %s and %s", b.Token, o, id)
 			}
 			if b.Token < nw.last[id] {
-				nw.t.Fatalf("%s leads with token %d after %d", id, b.Token, nw.last[id])
+				nw.fail(b.Token, "%s leads with token %d after %d", id, b.Token, nw.last[id])
 			}
 			nw.owner[b.Token], nw.last[id] = id, b.Token
 		}
@@ -290,4 +350,43 @@ func Epochs[M any, N Machine[M]](t testing.TB, size int,
 		}
 	}
 	return nw
+}
+
+// Seeds runs trial once per seed, 200 seeds (20 with -short), each with
+// its own rng, and sums the tokens the trials report having seen led
+// with: if they average fewer than min per seed, the faults were too weak
+// to test anything and the test fails.
+func Seeds(t *testing.T, min int, trial func(seed uint64, rng *rand.Rand) (tokens int)) {
+	t.Helper()
+	seeds := 200
+	if testing.Short() {
+		seeds = 20
+	}
+	tokens := 0
+	for seed := range uint64(seeds) {
+		tokens += trial(seed, rand.New(rand.NewPCG(seed, 0x5eed)))
+	}
+	t.Logf("%d seeds, %d tokens led with", seeds, tokens)
+	if tokens < min*seeds {
+		t.Fatalf("only %d tokens led with over %d seeds: the faults are too weak to test anything", tokens, seeds)
+	}
+}
+
+// FullDisk is an election.Store whose Save always fails.
+type FullDisk struct{}
+
+// Load finds nothing saved.
+func (FullDisk) Load() (uint64, error) { return 0, nil }
+
+// Save fails.
+func (FullDisk) Save(uint64) error { return errors.New("disk full") }
+
+// MustStep steps n with m and fails the test on an error.
+func MustStep[M any](t testing.TB, n Machine[M], m M) []M {
+	t.Helper()
+	out, err := n.Step(m)
+	if err != nil {
+		t.Fatalf("Step(%+v): %v", m, err)
+	}
+	return out
 }
