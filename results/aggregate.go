@@ -78,7 +78,9 @@ func mergeSpans(ss []span, res int64) []span {
 }
 
 // writeRuns gives, per node and outcome, the runs of buckets of width res
-// that hold at least one write.
+// that hold at least one write. A write is placed when it was sent, as the
+// checkers time the writes they blame, so a stale write sits on its mark
+// even when its answer came a timeout later.
 func writeRuns(ops []op, nodes int, end, res int64) [][outcomes][]span {
 	buckets := int(end/res) + 1
 	words := (buckets + 63) / 64
@@ -91,7 +93,7 @@ func writeRuns(ops []op, nodes int, end, res int64) [][outcomes][]span {
 		if *bits == nil {
 			*bits = make([]uint64, words)
 		}
-		b := int(o.At / res)
+		b := int(max(o.At-o.Took, 0) / res)
 		(*bits)[b/64] |= 1 << (b % 64)
 	}
 	out := make([][outcomes][]span, nodes)

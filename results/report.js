@@ -48,24 +48,40 @@
   function draw() {
     const w = v1 - v0, px = width();
     for (const z of zooms) z.setAttribute("viewBox", `${v0} 0 ${w} ${z.getAttribute("height")}`);
-    let lastNum = -Infinity;
+    // Fault labels and violation numbers come in time order; one that would
+    // cover the one before it is left out (every fault keeps its band, every
+    // violation its line and marks, and zooming in brings the label back).
+    const ends = { flabel: -Infinity, vnum: -Infinity };
     for (const l of labels) {
       const a = +l.dataset.t, b = l.dataset.t1 === undefined ? a : +l.dataset.t1;
-      let on = b >= v0 && a <= v1;
       const x = ((Math.max(a, v0) - v0) / w) * px;
-      // A token fits on its bar only when the bar is wide enough on screen.
-      if (on && l.classList.contains("tok")) on = ((Math.min(b, v1) - Math.max(a, v0)) / w) * px > 30;
-      // Violation numbers come in time order: one per 18 px, the first of a
-      // crowd standing for it (every violation keeps its line and its mark).
-      if (on && l.classList.contains("vnum")) {
-        on = x - lastNum >= 18;
-        if (on) lastNum = x;
-      }
+      const room = ((Math.min(b, v1) - Math.max(a, v0)) / w) * px;
+      const crowd = l.classList.contains("vnum") ? "vnum" : l.classList.contains("flabel") ? "flabel" : "";
+      let on = b >= v0 && a <= v1;
+      // A token or a fault's name shows only where its bar or band has room.
+      if (on && l.classList.contains("tok")) on = room > 30;
+      if (on && crowd === "flabel") on = room > 24;
+      if (on && crowd) on = x >= ends[crowd];
       l.style.display = on ? "" : "none";
-      if (on) l.setAttribute("x", pct(Math.max(a, v0)));
+      if (!on) continue;
+      l.setAttribute("x", pct(Math.max(a, v0)));
+      if (crowd === "flabel") fit(l, room - 4);
+      if (crowd) ends[crowd] = x + l.getComputedTextLength() + 6;
     }
     drawAxes(w, px);
     range.textContent = `${fmt(v0)} – ${fmt(v1)}`;
+  }
+
+  // fit cuts a label's text to room px, with an ellipsis; its tooltip keeps
+  // all of it.
+  function fit(l, room) {
+    const text = l.lastChild;
+    const full = l.dataset.full ?? (l.dataset.full = text.textContent);
+    text.textContent = full;
+    for (let n = full.length; l.getComputedTextLength() > room && n > 1; ) {
+      n = Math.min(n - 1, Math.floor((full.length * room) / l.getComputedTextLength()));
+      text.textContent = full.slice(0, Math.max(n, 1)) + "…";
+    }
   }
 
   // About one tick per 90 px, at 1, 2 or 5 times a power of ten.

@@ -171,6 +171,7 @@ func TestWriteRuns(t *testing.T) {
 		{At: 15, Node: 0, Kind: accepted, Write: true},
 		{At: 45, Node: 0, Kind: accepted, Write: true},
 		{At: 99, Node: 1, Kind: fenced, Write: true},
+		{At: 75, Took: 10, Node: 1, Kind: unsure, Write: true}, // sent at 65
 		{At: 50, Node: -1, Kind: accepted}, // a read: not on any lane
 	}
 	got := writeRuns(ops, 2, 100, 10)
@@ -179,6 +180,9 @@ func TestWriteRuns(t *testing.T) {
 	}
 	if want := []span{{90, 100}}; !reflect.DeepEqual(got[1][fenced], want) {
 		t.Errorf("n2's fenced writes %v, want %v", got[1][fenced], want)
+	}
+	if want := []span{{60, 70}}; !reflect.DeepEqual(got[1][unsure], want) {
+		t.Errorf("n2's indeterminate write %v, want %v: placed when it was sent", got[1][unsure], want)
 	}
 	if got[1][accepted] != nil || got[0][unsure] != nil {
 		t.Error("rows with no write have runs")
