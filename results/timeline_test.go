@@ -172,7 +172,7 @@ func TestWriteRuns(t *testing.T) {
 		{At: 45, Node: 0, Kind: accepted, Write: true},
 		{At: 99, Node: 1, Kind: fenced, Write: true},
 		{At: 75, Took: 10, Node: 1, Kind: unsure, Write: true}, // sent at 65
-		{At: 50, Node: -1, Kind: accepted}, // a read: not on any lane
+		{At: 50, Node: -1, Kind: accepted},                     // a read: not on any lane
 	}
 	got := writeRuns(ops, 2, 100, 10)
 	if want := []span{{0, 20}, {40, 50}}; !reflect.DeepEqual(got[0][accepted], want) {
