@@ -42,6 +42,43 @@ func mergeBars(bars []bar, nodes int, res int64) [][]beliefBar {
 	return out
 }
 
+// leaderRuns sums every node's bars up for the leaders row: in each bucket
+// the token believed longest (a proof of no length counts a little), in runs
+// of buckets with the same token. However much leadership flaps, the row
+// holds at most one mark per bucket.
+func leaderRuns(bars []bar, end, res int64) []beliefBar {
+	type best struct {
+		token int64
+		held  int64 // ns of the bucket; 0: nobody
+	}
+	buckets := make([]best, int(end/res)+1)
+	for _, b := range bars {
+		last := b.From / res
+		if b.To > b.From {
+			last = (b.To - 1) / res // a bar that ends on a bucket's edge stays out of it
+		}
+		for i := b.From / res; i <= last && int(i) < len(buckets); i++ {
+			held := max(min(b.To, (i+1)*res)-max(b.From, i*res), 1)
+			if held > buckets[i].held {
+				buckets[i] = best{b.Token, held}
+			}
+		}
+	}
+	var out []beliefBar
+	for i, b := range buckets {
+		if b.held == 0 {
+			continue
+		}
+		from := int64(i) * res
+		if n := len(out); n > 0 && out[n-1].Token == b.token && out[n-1].To == from {
+			out[n-1].To = from + res
+			continue
+		}
+		out = append(out, beliefBar{span: span{from, from + res}, Token: b.token})
+	}
+	return out
+}
+
 // mergeOverlaps joins overlaps closer than res, with all their nodes.
 func mergeOverlaps(os []overlap, res int64) []overlap {
 	var out []overlap

@@ -149,7 +149,7 @@ func nodeLane(i int, node string, bars []beliefBar, writes [outcomes][]span) str
 	var s svgb
 	s.f(`<g class="lane" data-node="%s" transform="translate(0,%d)">`, esc(node), laneY(i))
 	for _, b := range bars {
-		s.rect("bar", "fill:"+tokenColour(b.Token)+";stroke:"+tokenColour(b.Token), b.From, b.To, barY, barH, barTitle(node, b))
+		s.rect("bar", "color:"+tokenColour(b.Token), b.From, b.To, barY, barH, barTitle(node, b))
 	}
 	for o, runs := range writes {
 		if len(runs) == 0 {
@@ -186,16 +186,17 @@ func rowNames(nodes []string) string {
 	return s.String()
 }
 
-// leadersRow sums the lanes up: every bar in its token's colour, overlaps
-// in red on top, and grey where nobody was proven to lead.
-func leadersRow(bars []beliefBar, overlaps []overlap, idle []span, nodes []string) string {
+// leadersRow sums the lanes up: who led (runs from leaderRuns) in the
+// token's colour, overlaps in red on top, and grey where nobody was proven
+// to lead.
+func leadersRow(runs []beliefBar, overlaps []overlap, idle []span, nodes []string) string {
 	var s svgb
 	s.WriteString(`<g class="leaders">`)
 	for _, sp := range idle {
 		s.rect("idle", "", sp.From, sp.To, leadersY, leadersH, "no node proven to lead from "+secs(sp.From)+" to "+secs(sp.To))
 	}
-	for _, b := range bars {
-		s.rect("bar", "fill:"+tokenColour(b.Token)+";stroke:"+tokenColour(b.Token), b.From, b.To, leadersY, leadersH, "")
+	for _, b := range runs {
+		s.rect("bar", "color:"+tokenColour(b.Token), b.From, b.To, leadersY, leadersH, "")
 	}
 	for _, o := range overlaps {
 		s.rect("overlap", "", o.From, o.To, leadersY, leadersH, overlapTitle(o, nodes))

@@ -212,3 +212,15 @@ func TestChartStats(t *testing.T) {
 		t.Errorf("an empty bucket has a slowest of %v, want none", st[2].max)
 	}
 }
+
+func TestLeaderRuns(t *testing.T) {
+	got := leaderRuns([]bar{
+		{span: span{0, 25}, Node: 0, Token: 1},
+		{span: span{27, 40}, Node: 1, Token: 2}, // holds bucket 20-30 for 3 only: token 1 keeps it
+		{span: span{55, 55}, Node: 2, Token: 3}, // one proof alone in its bucket
+	}, 60, 10)
+	want := []beliefBar{{span: span{0, 30}, Token: 1}, {span: span{30, 40}, Token: 2}, {span: span{50, 60}, Token: 3}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+}

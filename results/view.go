@@ -34,7 +34,10 @@ type tokenSwatch struct {
 	Nodes  string
 }
 
-const maxSwatches = 24
+const (
+	maxSwatches       = 24
+	tokenLabelBuckets = 10
+)
 
 func timelineOf(tl *timeline, vs []numbered) timelineView {
 	end := max(tl.End, int64(time.Millisecond))
@@ -46,14 +49,10 @@ func timelineOf(tl *timeline, vs []numbered) timelineView {
 	h := timelineHeight(len(tl.Nodes))
 	lane := laneOf(tl.Nodes)
 
-	var all []beliefBar
-	for _, b := range bars {
-		all = append(all, b...)
-	}
 	var plot strings.Builder
 	plot.WriteString(laneBackgrounds(len(tl.Nodes)))
 	plot.WriteString(faultBands(tl.Faults, lane, h))
-	plot.WriteString(leadersRow(all, overlaps, idle, tl.Nodes))
+	plot.WriteString(leadersRow(leaderRuns(tl.Bars, end, res), overlaps, idle, tl.Nodes))
 	plot.WriteString(`<g class="lanes">`)
 	for i, n := range tl.Nodes {
 		plot.WriteString(nodeLane(i, n, bars[i], writes[i]))
@@ -73,7 +72,9 @@ func timelineOf(tl *timeline, vs []numbered) timelineView {
 	}
 	for i, bs := range bars {
 		for _, b := range bs {
-			if b.Token != 0 {
+			// A bar narrower than a few buckets has room for its token only
+			// far into a zoom; its tooltip says it meanwhile.
+			if b.Token != 0 && b.To-b.From >= tokenLabelBuckets*res {
 				ls = append(ls, label{span: b.span, Y: laneY(i) + barY + 12, Class: "tok", Text: fmt.Sprintf("t%d", b.Token)})
 			}
 		}
