@@ -2,16 +2,21 @@ package checkers
 
 import (
 	"fmt"
+	"runtime"
+	"runtime/metrics"
 	"testing"
 	"time"
 
+	"github.com/splitbrain/splitbrain/checkers/synth"
 	"github.com/splitbrain/splitbrain/history"
 )
 
 // synthetic builds a run of about n events: five nodes polled every 50 ms,
 // a write every 10 ms to the leader (accepted by a strict resource), and a
 // new leader every 10 s while the old one believes it leads for another
-// 100 ms. Every handover is one overlap window.
+// 100 ms. Every handover is one overlap window. Its fixed shape makes
+// figures easy to predict (TestAvailabilitySynthetic does); benchmarks use
+// the realistic runs of package synth.
 func synthetic(n int) Input {
 	const step = 10 * int64(time.Millisecond)
 	nodes := []string{"n1", "n2", "n3", "n4", "n5"}
@@ -53,28 +58,113 @@ func synthetic(n int) Input {
 	return Input{History: h, Resource: res, Promise: Promise{Kind: OverlapBound, Bound: time.Second}, ObserveInterval: 50 * time.Millisecond}
 }
 
-func TestSynthetic(t *testing.T) {
-	in := synthetic(100_000)
-	rep := Run(in, All(Options{}))
-	if rep.Valid != Valid {
-		t.Fatalf("synthetic run: %+v", rep)
+// lastInput is the latest benchmark input, kept because several
+// benchmarks in a row use the same million events.
+var lastInput struct {
+	n, keys int
+	in      Input
+}
+
+// benchInput is a default synthetic run of about n events on keys keys.
+func benchInput(b *testing.B, n, keys int) Input {
+	b.Helper()
+	if lastInput.n == n && lastInput.keys == keys {
+		return lastInput.in
 	}
-	// A handover every 10 s of 300 events a second.
-	handovers := float64(in.History[len(in.History)-1].Time / int64(10*time.Second))
-	ov := rep.Checkers["leader-overlap"]
-	if ov.Figures["windows"] != handovers || len(ov.Windows) != min(int(handovers), maxStored) {
-		t.Errorf("overlap: %v", ov.Figures)
+	lastInput.in = Input{} // let the previous one go before making the next
+	runtime.GC()
+	c := synth.Default()
+	c.Events, c.Keys = n, keys
+	r, err := synth.Generate(c)
+	if err != nil {
+		b.Fatal(err)
 	}
-	if es := rep.Checkers["election-safety"]; es.Figures["tokens"] != handovers+1 {
-		t.Errorf("election-safety: %v", es.Figures)
+	lastInput.n, lastInput.keys, lastInput.in = n, keys, synthInput(r)
+	return lastInput.in
+}
+
+// measure runs fn in b.Loop and reports events/s, and the heap: input-MB
+// before the first run (the input, mostly) and peak-MB while fn ran,
+// sampled every millisecond.
+func measure(b *testing.B, events int, fn func()) {
+	b.Helper()
+	runtime.GC()
+	heap := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(heap)
+	input := heap[0].Value.Uint64()
+
+	var peak uint64
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		s := []metrics.Sample{{Name: heap[0].Name}}
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			metrics.Read(s)
+			peak = max(peak, s[0].Value.Uint64())
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	b.ReportAllocs()
+	for b.Loop() {
+		fn()
+	}
+	close(stop)
+	<-stopped
+	b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(float64(input)/1e6, "input-MB")
+	b.ReportMetric(float64(peak)/1e6, "peak-MB")
+}
+
+func sizeName(n int) string {
+	if n >= 1_000_000 {
+		return fmt.Sprintf("%dM", n/1_000_000)
+	}
+	return fmt.Sprintf("%dk", n/1000)
+}
+
+// BenchmarkSafetyOverlapStale runs the three checkers that read every
+// event, together as Run does. Target: a million events in under 2 s on
+// 2 cores.
+func BenchmarkSafetyOverlapStale(b *testing.B) {
+	for _, n := range []int{10_000, 100_000, 1_000_000} {
+		b.Run(sizeName(n), func(b *testing.B) {
+			in := benchInput(b, n, synth.Default().Keys)
+			cs := All(Options{})[:3]
+			var rep Report
+			measure(b, len(in.History), func() { rep = Run(in, cs) })
+			if rep.Valid != Valid {
+				b.Fatalf("a correct run: %+v", rep)
+			}
+		})
 	}
 }
 
-func BenchmarkRunAll(b *testing.B) {
-	in := synthetic(1_000_000)
-	b.ResetTimer()
-	for b.Loop() {
-		Run(in, All(Options{}))
+// eventsPerCheckedOp is about how many events a default run holds per
+// operation the linearizability checker sees: each operation is two events,
+// leader polls add about one more, and failed writes (most writes go to a
+// follower) are left out.
+const eventsPerCheckedOp = 9
+
+// BenchmarkLinearizable checks 10k and 100k operations over 100 keys.
+// Target: 100k in under 10 s.
+func BenchmarkLinearizable(b *testing.B) {
+	for _, ops := range []int{10_000, 100_000} {
+		b.Run(sizeName(ops)+"-ops", func(b *testing.B) {
+			in := benchInput(b, ops*eventsPerCheckedOp, 100)
+			check := Linearizable(DefaultCheckTimeout)
+			var r Result
+			measure(b, len(in.History), func() { r = check(in) })
+			if r.Valid != Valid {
+				b.Fatalf("a correct run: %v: %s", r.Valid, r.Note)
+			}
+			b.ReportMetric(r.Figures["operations"], "ops")
+		})
 	}
 }
 
@@ -82,10 +172,8 @@ func BenchmarkElectionSafety(b *testing.B) { benchOne(b, ElectionSafety) }
 func BenchmarkLeaderOverlap(b *testing.B)  { benchOne(b, LeaderOverlap) }
 func BenchmarkStaleToken(b *testing.B)     { benchOne(b, StaleToken) }
 
+// benchOne runs one checker over a million events.
 func benchOne(b *testing.B, check func(Input) Result) {
-	in := synthetic(1_000_000)
-	b.ResetTimer()
-	for b.Loop() {
-		check(in)
-	}
+	in := benchInput(b, 1_000_000, synth.Default().Keys)
+	measure(b, len(in.History), func() { check(in) })
 }

@@ -1,0 +1,110 @@
+package checkers
+
+import (
+	"errors"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/splitbrain/splitbrain/checkers/synth"
+)
+
+// synthInput is what the checkers see of a synthetic run: its promise is
+// the overlap bound the run keeps.
+func synthInput(r *synth.Run) Input {
+	return Input{
+		History:         r.History,
+		Resource:        r.Resource,
+		Promise:         Promise{Kind: OverlapBound, Bound: r.Config.Bound},
+		ObserveInterval: r.Config.Interval,
+	}
+}
+
+// fuzzRun generates a run from fuzzed numbers, each folded into a range
+// that keeps one case to a few thousand events.
+func fuzzRun(t *testing.T, seed uint64, events, term uint16, nodes, keys, procs, reads, infos, overlap uint8) *synth.Run {
+	t.Helper()
+	c := synth.Default()
+	c.Seed = seed
+	c.Events = 1000 + int(events)%9000
+	c.Term = time.Duration(500+int(term)%6000) * time.Millisecond
+	c.Nodes = 2 + int(nodes)%6
+	c.Keys = 1 + int(keys)%20
+	c.Processes = 1 + int(procs)%16
+	c.ReadShare = float64(reads%101) / 100
+	c.InfoShare = float64(infos%31) / 100
+	c.Overlap = time.Duration(overlap%20) * c.Interval // up to Bound - Interval
+	r, err := synth.Generate(c)
+	if err != nil {
+		t.Fatalf("%+v: %v", c, err)
+	}
+	return r
+}
+
+// FuzzCorrect: a correct run is valid for every checker: no false alarm.
+func FuzzCorrect(f *testing.F) {
+	f.Add(uint64(1), uint16(5000), uint16(4500), uint8(3), uint8(4), uint8(9), uint8(25), uint8(2), uint8(6))
+	f.Add(uint64(2), uint16(8000), uint16(500), uint8(0), uint8(0), uint8(15), uint8(50), uint8(20), uint8(19))
+	f.Add(uint64(3), uint16(3000), uint16(1000), uint8(5), uint8(19), uint8(0), uint8(0), uint8(30), uint8(0))
+	f.Add(uint64(4), uint16(8500), uint16(2000), uint8(1), uint8(9), uint8(3), uint8(90), uint8(5), uint8(10))
+	f.Fuzz(func(t *testing.T, seed uint64, events, term uint16, nodes, keys, procs, reads, infos, overlap uint8) {
+		r := fuzzRun(t, seed, events, term, nodes, keys, procs, reads, infos, overlap)
+		rep := Run(synthInput(r), All(Options{}))
+		for name, res := range rep.Checkers {
+			if res.Valid != Valid {
+				t.Errorf("%s: %v on a correct run (%+v): %s; violations %+v", name, res.Valid, r.Config, res.Note, res.Violations)
+			}
+		}
+	})
+}
+
+// alsoInvalid names, per kind, another checker that rightly objects: the
+// fenced model of linearizable refuses an acknowledged stale write too.
+var alsoInvalid = map[synth.Kind]string{synth.StaleAccepted: "linearizable"}
+
+// FuzzInject: one injected violation makes its checker invalid, with the
+// injected events and seqs among the evidence, and no other checker objects.
+func FuzzInject(f *testing.F) {
+	for k := range synth.Kinds {
+		f.Add(uint64(k+1), uint8(k), uint16(6000), uint16(1500), uint8(3), uint8(4), uint8(9), uint8(25), uint8(2), uint8(6))
+		f.Add(uint64(k+11), uint8(k), uint16(8500), uint16(3000), uint8(1), uint8(17), uint8(3), uint8(50), uint8(10), uint8(15))
+	}
+	f.Fuzz(func(t *testing.T, seed uint64, kind uint8, events, term uint16, nodes, keys, procs, reads, infos, overlap uint8) {
+		r := fuzzRun(t, seed, events, term, nodes, keys, procs, reads, infos, overlap)
+		k := synth.Kinds[int(kind)%len(synth.Kinds)]
+		p, err := r.Inject(k, rand.New(rand.NewPCG(seed, uint64(kind))))
+		if errors.Is(err, synth.ErrNoRoom) {
+			t.Skip(err)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep := Run(synthInput(r), All(Options{}))
+		res, ok := rep.Checkers[k.Checker()]
+		if !ok {
+			t.Fatalf("no checker %q", k.Checker())
+		}
+		if res.Valid != Invalid {
+			t.Fatalf("%s injected at %+v: %s is %v: %s", k, p, k.Checker(), res.Valid, res.Note)
+		}
+		cites := func(v Violation) bool { return subset(p.Events, v.Events) && subset(p.Seqs, v.Seqs) }
+		if !slices.ContainsFunc(res.Violations, cites) {
+			t.Errorf("%s injected at %+v: no violation cites it: %+v", k, p, res.Violations)
+		}
+		for name, other := range rep.Checkers {
+			if name != k.Checker() && name != alsoInvalid[k] && other.Valid != Valid {
+				t.Errorf("%s injected at %+v: %s is %v too: %s; violations %+v", k, p, name, other.Valid, other.Note, other.Violations)
+			}
+		}
+	})
+}
+
+func subset(xs, of []int64) bool {
+	for _, x := range xs {
+		if !slices.Contains(of, x) {
+			return false
+		}
+	}
+	return true
+}

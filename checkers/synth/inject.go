@@ -1,0 +1,391 @@
+package synth
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/splitbrain/splitbrain/history"
+)
+
+// Kind is a violation Inject can plant.
+type Kind string
+
+// The kinds, each named after what its checker reports.
+const (
+	// DuplicateToken: a follower claims the token of the sole leader.
+	DuplicateToken Kind = "duplicate-token"
+	// TokenRegressed: a leader claims the token of its previous leadership.
+	TokenRegressed Kind = "token-regressed"
+	// StaleAccepted: the resource accepted a write it fenced, and the node
+	// acknowledged it.
+	StaleAccepted Kind = "stale-token-accepted"
+	// LongOverlap: a partitioned old leader believes it leads for longer
+	// than Config.Bound after its successor is elected.
+	LongOverlap Kind = "overlap"
+	// StaleRead: a read returns the value before one acknowledged before
+	// the read began.
+	StaleRead Kind = "stale-read"
+	// NoRecovery: the run goes on after a last fault with no leader at all
+	// for longer than Config.Recovery after its heal.
+	NoRecovery Kind = "no-recovery"
+)
+
+// Kinds lists every Kind.
+var Kinds = []Kind{DuplicateToken, TokenRegressed, StaleAccepted, LongOverlap, StaleRead, NoRecovery}
+
+// Checker names the checker that must find k, as checkers.All names it.
+func (k Kind) Checker() string {
+	switch k {
+	case DuplicateToken, TokenRegressed:
+		return "election-safety"
+	case StaleAccepted:
+		return "stale-token"
+	case LongOverlap:
+		return "leader-overlap"
+	case StaleRead:
+		return "linearizable"
+	case NoRecovery:
+		return "availability"
+	}
+	return ""
+}
+
+// Proof is where an injected violation is: a report of it must cite these
+// history indices and resource seqs among its evidence.
+type Proof struct {
+	Kind   Kind
+	Events []int64
+	Seqs   []int64
+}
+
+// ErrNoRoom says the run has no place for the violation asked for (too
+// short, say, or without a fenced write); another seed or size may have.
+var ErrNoRoom = errors.New("synth: no place in this run for that violation")
+
+// Inject plants one violation of kind k, at a place rng picks, and says
+// where it is. Events keep their indices, except after LongOverlap, which
+// removes some and numbers the rest again. A run takes one injection.
+func (r *Run) Inject(k Kind, rng *rand.Rand) (Proof, error) {
+	if r.injected {
+		return Proof{}, errors.New("synth: the run already holds an injected violation")
+	}
+	var p Proof
+	var err error
+	switch k {
+	case DuplicateToken:
+		p.Events, err = r.duplicateToken(rng)
+	case TokenRegressed:
+		p.Events, err = r.tokenRegressed(rng)
+	case StaleAccepted:
+		p.Events, p.Seqs, err = r.staleAccepted(rng)
+	case LongOverlap:
+		p.Events, err = r.longOverlap(rng)
+	case StaleRead:
+		p.Events, err = r.staleRead(rng)
+	case NoRecovery:
+		p.Events = r.noRecovery(rng)
+	default:
+		return Proof{}, fmt.Errorf("synth: unknown violation %q", k)
+	}
+	if err != nil {
+		return Proof{}, fmt.Errorf("%w: %s", err, k)
+	}
+	r.injected = true
+	p.Kind = k
+	return p, nil
+}
+
+// pick returns a random element of cands, or ErrNoRoom.
+func pick[T any](rng *rand.Rand, cands []T) (T, error) {
+	if len(cands) == 0 {
+		var zero T
+		return zero, ErrNoRoom
+	}
+	return cands[rng.IntN(len(cands))], nil
+}
+
+// sole is the time in which term k's leader is the only node that leads or
+// is faulted, two intervals in from either side.
+func (r *Run) sole(k int) (from, to int64) {
+	from, to = r.terms[k].start, r.end
+	if k > 0 {
+		from = max(from, r.terms[k-1].end, r.faults[k-1].heal)
+	}
+	if k < len(r.faults) {
+		to = r.faults[k].at
+	}
+	iv := int64(r.Config.Interval)
+	return from + 2*iv, to - 2*iv
+}
+
+// soleTerm is the term in which an event sent at sent and answered at
+// done falls inside the sole window, or -1.
+func (r *Run) soleTerm(sent, done int64) int {
+	k := r.termAt(sent)
+	if k < 0 {
+		return -1
+	}
+	if from, to := r.sole(k); sent < from || done > to {
+		return -1
+	}
+	return k
+}
+
+func answered(e *history.Event) bool { return e.Type == history.Leader && e.Error == "" }
+
+// duplicateToken makes a follower's answer claim the sole leader's token.
+func (r *Run) duplicateToken(rng *rand.Rand) ([]int64, error) {
+	var cands []int
+	for i := range r.History {
+		e := &r.History[i]
+		if !answered(e) || e.IsLeader {
+			continue
+		}
+		if k := r.soleTerm(e.Sent, e.Time); k >= 0 && r.names[r.terms[k].node] != e.Node {
+			cands = append(cands, i)
+		}
+	}
+	i, err := pick(rng, cands)
+	if err != nil {
+		return nil, err
+	}
+	e := &r.History[i]
+	e.IsLeader, e.Token, e.LeaderID = true, r.terms[r.termAt(e.Sent)].token, e.Node
+	return []int64{e.Index}, nil
+}
+
+// tokenRegressed makes a leader answer with the token of its previous
+// leadership, after a claim of its current one was answered.
+func (r *Run) tokenRegressed(rng *rand.Rand) ([]int64, error) {
+	prev := make([]int64, len(r.terms)) // the token of the leader's previous term
+	last := map[int]int64{}
+	for k, t := range r.terms {
+		prev[k] = last[t.node]
+		last[t.node] = t.token
+	}
+	answer := map[int64]int64{} // token -> the first answer claiming it
+	var cands []int
+	for i := range r.History {
+		e := &r.History[i]
+		tok := claim(e)
+		if tok == 0 {
+			continue
+		}
+		if first, ok := answer[tok]; !ok {
+			answer[tok] = e.Time
+		} else if e.Type == history.Leader && first < e.Sent {
+			if k := r.soleTerm(e.Sent, e.Time); k >= 0 && r.terms[k].token == tok && prev[k] > 0 {
+				cands = append(cands, i)
+			}
+		}
+	}
+	i, err := pick(rng, cands)
+	if err != nil {
+		return nil, err
+	}
+	e := &r.History[i]
+	e.Token = prev[r.termAt(e.Sent)]
+	return []int64{e.Index}, nil
+}
+
+// claim is the token e proves its node led with: an answered leader
+// observation, an acknowledged or fenced write. 0 for none.
+func claim(e *history.Event) int64 {
+	switch {
+	case answered(e) && e.IsLeader,
+		e.F == history.Write && e.Type == history.OK,
+		e.F == history.Write && e.Type == history.Fail && e.Error == "fenced":
+		return e.Token
+	}
+	return 0
+}
+
+type kv struct{ key, value string }
+
+// staleAccepted turns a fenced write into one the resource accepted and the
+// node acknowledged.
+func (r *Run) staleAccepted(rng *rand.Rand) ([]int64, []int64, error) {
+	refused := map[kv]int{}
+	for j, d := range r.Resource {
+		if !d.Accepted {
+			refused[kv{d.Key, d.Value}] = j
+		}
+	}
+	type cand struct{ event, decision int }
+	var cands []cand
+	for i := range r.History {
+		e := &r.History[i]
+		if e.Type == history.Fail && e.Error == "fenced" {
+			if j, ok := refused[kv{e.Key, e.Value}]; ok {
+				cands = append(cands, cand{i, j})
+			}
+		}
+	}
+	c, err := pick(rng, cands)
+	if err != nil {
+		return nil, nil, err
+	}
+	d, e := &r.Resource[c.decision], &r.History[c.event]
+	d.Accepted = true
+	e.Type, e.Seq, e.Error = history.OK, d.Seq, ""
+	return []int64{e.Index}, []int64{d.Seq}, nil
+}
+
+// longOverlap keeps a partitioned old leader believing it leads for
+// Bound and three intervals after its successor was elected: its answers
+// say so, and the writes it refused as not leader meanwhile are removed.
+func (r *Run) longOverlap(rng *rand.Rand) ([]int64, error) {
+	iv, bound := int64(r.Config.Interval), int64(r.Config.Bound)
+	var cands []int
+	for k, f := range r.faults {
+		stop := r.end
+		if k+1 < len(r.faults) {
+			stop = r.faults[k+1].at
+		}
+		if !f.pause && r.terms[k+1].start+bound+5*iv < stop {
+			cands = append(cands, k)
+		}
+	}
+	k, err := pick(rng, cands)
+	if err != nil {
+		return nil, err
+	}
+	node, token := r.names[r.terms[k].node], r.terms[k].token
+	from, until := r.faults[k].at, r.terms[k+1].start+bound+3*iv
+	h := r.History
+	drop := map[int]bool{}
+	open := map[int]int{} // process -> its invoke
+	last := -1
+	for i := range h {
+		e := &h[i]
+		if e.Type == history.Invoke {
+			open[e.Process] = i
+		}
+		if e.Node != node || e.Time < from || e.Time > until {
+			continue
+		}
+		switch {
+		case answered(e) && !e.IsLeader:
+			e.IsLeader, e.Token, e.LeaderID = true, token, node
+			last = i
+		case e.Type == history.Fail && e.Error == "not-leader":
+			drop[i], drop[open[e.Process]] = true, true
+		}
+	}
+	if last < 0 || h[last].Time < until-2*iv {
+		return nil, ErrNoRoom
+	}
+	kept := h[:0]
+	for i := range h {
+		if i == last {
+			last = len(kept)
+		}
+		if !drop[i] {
+			e := h[i]
+			e.Index = int64(len(kept))
+			kept = append(kept, e)
+		}
+	}
+	r.History = slices.Clip(kept)
+	return []int64{int64(last)}, nil
+}
+
+// staleRead makes a read return the value its register held before a write
+// acknowledged before the read began, itself acknowledged after that
+// value's write was.
+func (r *Run) staleRead(rng *rand.Rand) ([]int64, error) {
+	h := r.History
+	bySeq := make(map[int64]int, len(r.Resource))
+	before := map[int64]int{} // seq -> the accepted decision on its key before it
+	top := map[string]int{}
+	for j, d := range r.Resource {
+		bySeq[d.Seq] = j
+		if !d.Accepted {
+			continue
+		}
+		if p, ok := top[d.Key]; ok {
+			before[d.Seq] = p
+		}
+		top[d.Key] = j
+	}
+	type write struct{ invoke, done int }
+	writes := map[string]write{}
+	open := map[int]int{}
+	type cand struct{ read, decision int }
+	var cands []cand
+	for i := range h {
+		e := &h[i]
+		if e.Type == history.Invoke {
+			open[e.Process] = i
+			continue
+		}
+		inv, ok := open[e.Process]
+		if !ok || e.Type != history.OK && e.Type != history.Fail && e.Type != history.Info {
+			continue
+		}
+		delete(open, e.Process)
+		if e.F == history.Write {
+			writes[e.Value] = write{inv, i}
+			continue
+		}
+		p, ok := before[e.Seq]
+		if e.Type != history.OK || !ok {
+			continue
+		}
+		// Both writes were acknowledged, one before the other began, the
+		// later before the read began: no order lets the read see the older.
+		now, ok1 := writes[r.Resource[bySeq[e.Seq]].Value]
+		old, ok2 := writes[r.Resource[p].Value]
+		if ok1 && ok2 && h[now.done].Type == history.OK && h[now.done].Time < h[inv].Time &&
+			h[old.done].Type == history.OK && h[old.done].Time < h[now.invoke].Time {
+			cands = append(cands, cand{i, p})
+		}
+	}
+	c, err := pick(rng, cands)
+	if err != nil {
+		return nil, err
+	}
+	e, d := &h[c.read], &r.Resource[c.decision]
+	e.Value, e.Token, e.Node, e.Seq = d.Value, d.Token, d.Node, d.Seq
+	return []int64{e.Index}, nil
+}
+
+// noRecovery appends a pause of the last leader after everything else;
+// after its heal every node answers as a follower until Recovery and 5 s
+// have passed.
+func (r *Run) noRecovery(rng *rand.Rand) []int64 {
+	iv := int64(r.Config.Interval)
+	leader := r.terms[len(r.terms)-1].node
+	name := r.names[leader]
+	at := r.History[len(r.History)-1].Time + 10*ms
+	heal := at + 1000*ms
+	end := heal + int64(r.Config.Recovery) + 5000*ms
+	nodes := []string{name}
+	tail := []history.Event{
+		{Type: history.Nemesis, F: "pause", Phase: history.Inject, Nodes: nodes, Value: "pause " + name, Sent: at - 5*ms, Time: at},
+		{Type: history.Nemesis, F: "pause", Phase: history.Heal, Nodes: nodes, Value: "pause " + name, Sent: heal - 5*ms, Time: heal},
+	}
+	for n, node := range r.names {
+		for sent := at + rng.Int64N(iv); sent < end; {
+			e := history.Event{Type: history.Leader, Node: node, Sent: sent, Time: sent + ms}
+			if n == leader && sent < heal {
+				if e.Time = heal + ms; e.Time > sent+silence*iv {
+					e.Time, e.Error = sent+silence*iv, "no answer: timeout"
+				}
+			}
+			tail = append(tail, e)
+			sent = max(sent+iv, e.Time)
+		}
+	}
+	r.History = append(r.History, sortByTime(tail)...)
+	healAt := -1
+	for i := len(r.History) - len(tail); i < len(r.History); i++ {
+		r.History[i].Index = int64(i)
+		if r.History[i].Phase == history.Heal {
+			healAt = i
+		}
+	}
+	return []int64{int64(healAt)}
+}

@@ -1,0 +1,220 @@
+package synth
+
+import (
+	"errors"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/splitbrain/splitbrain/checkers"
+	"github.com/splitbrain/splitbrain/history"
+)
+
+func generate(t *testing.T, c Config) *Run {
+	t.Helper()
+	r, err := Generate(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func sized(seed uint64, events int) Config {
+	c := Default()
+	c.Seed, c.Events = seed, events
+	return c
+}
+
+// TestWellFormed checks what a recorded run guarantees: time order, Jepsen
+// processes, and a resource log a strict resource could have written that
+// agrees with the history.
+func TestWellFormed(t *testing.T) {
+	small := sized(7, 5_000)
+	small.Nodes, small.Keys, small.Processes, small.InfoShare = 2, 1, 1, 0.3
+	for _, c := range []Config{sized(1, 30_000), small} {
+		r := generate(t, c)
+		if n := len(r.History); n < c.Events*9/10 || n > c.Events*11/10 {
+			t.Errorf("%d events, asked for about %d", n, c.Events)
+		}
+		checkHistory(t, r.History)
+		checkResource(t, r)
+	}
+}
+
+func checkHistory(t *testing.T, h []history.Event) {
+	t.Helper()
+	open := map[int]history.Event{}
+	retired := map[int]bool{}
+	faulted := false
+	for i, e := range h {
+		switch {
+		case e.Index != int64(i):
+			t.Fatalf("event %d has index %d", i, e.Index)
+		case i > 0 && e.Time < h[i-1].Time:
+			t.Fatalf("event %d goes back in time", i)
+		case e.Type == history.Leader && !(e.Sent < e.Time):
+			t.Fatalf("observation %d: sent %d, answered %d", i, e.Sent, e.Time)
+		case retired[e.Process]:
+			t.Fatalf("event %d: process %d was retired", i, e.Process)
+		}
+		switch e.Type {
+		case history.Invoke:
+			if _, busy := open[e.Process]; busy {
+				t.Fatalf("event %d: process %d already has an operation open", i, e.Process)
+			}
+			open[e.Process] = e
+		case history.OK, history.Fail, history.Info:
+			inv, ok := open[e.Process]
+			if !ok || inv.F != e.F || inv.Key != e.Key || inv.Time >= e.Time {
+				t.Fatalf("event %d completes %+v", i, inv)
+			}
+			delete(open, e.Process)
+			retired[e.Process] = e.Type == history.Info
+		case history.Nemesis:
+			if faulted != (e.Phase == history.Heal) {
+				t.Fatalf("event %d: %s with a fault in effect: %v", i, e.Phase, faulted)
+			}
+			faulted = e.Phase == history.Inject
+		}
+	}
+	if len(open) > 0 || faulted {
+		t.Errorf("the run ends with %d operations open, a fault in effect: %v", len(open), faulted)
+	}
+}
+
+func checkResource(t *testing.T, r *Run) {
+	t.Helper()
+	highest := map[string]int64{}
+	byValue := map[string]history.Decision{}
+	for i, d := range r.Resource {
+		if d.Seq != int64(i+1) || d.Highest != highest[d.Key] || d.Accepted != (d.Token >= d.Highest) || d.Mode != "strict" {
+			t.Fatalf("decision %+v after highest %d", d, highest[d.Key])
+		}
+		if d.Accepted {
+			highest[d.Key] = d.Token
+		}
+		byValue[d.Value] = d
+	}
+	for _, e := range r.History {
+		d, decided := byValue[e.Value]
+		var ok bool
+		switch {
+		case e.F == history.Read && e.Type == history.OK:
+			ok = e.Seq == 0 && e.Value == "" || decided && d.Accepted && d.Seq == e.Seq && d.Token == e.Token && d.Node == e.Node
+		case e.F != history.Write || e.Type == history.Invoke || e.Type == history.Info:
+			ok = true
+		case e.Type == history.OK:
+			ok = decided && d.Accepted && d.Seq == e.Seq && d.Token == e.Token && d.Node == e.Node
+		case e.Error == "fenced":
+			ok = decided && !d.Accepted && d.Token == e.Token
+		default:
+			ok = e.Error == "not-leader" && !decided
+		}
+		if !ok {
+			t.Fatalf("event %+v disagrees with the resource (%+v, %v)", e, d, decided)
+		}
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	a, b := generate(t, sized(3, 5_000)), generate(t, sized(3, 5_000))
+	if !reflect.DeepEqual(a, b) {
+		t.Error("one seed, two runs")
+	}
+	if c := generate(t, sized(4, 5_000)); reflect.DeepEqual(a.History, c.History) {
+		t.Error("two seeds, one run")
+	}
+}
+
+// TestRealistic: a default run holds what runs under faults hold, and
+// every checker finds it correct.
+func TestRealistic(t *testing.T) {
+	r := generate(t, sized(5, 100_000))
+	seen := map[string]int{}
+	for _, e := range r.History {
+		switch {
+		case e.Type == history.Leader && e.Error != "":
+			seen["silent poll"]++
+		case e.Type == history.Nemesis:
+			seen[e.F]++
+		case e.Type == history.Fail || e.Type == history.Info:
+			seen[e.Error]++
+		}
+	}
+	refused := 0
+	for _, d := range r.Resource {
+		if !d.Accepted {
+			refused++
+		}
+	}
+	seen["refused"] = refused
+	for _, what := range []string{"silent poll", "partition", "pause", "not-leader", "fenced", "timeout", "refused"} {
+		if seen[what] == 0 {
+			t.Errorf("no %s in %v", what, seen)
+		}
+	}
+
+	in := checkers.Input{
+		History: r.History, Resource: r.Resource, ObserveInterval: r.Config.Interval,
+		Promise: checkers.Promise{Kind: checkers.OverlapBound, Bound: r.Config.Bound},
+	}
+	rep := checkers.Run(in, checkers.All(checkers.Options{}))
+	for name, res := range rep.Checkers {
+		if res.Valid != checkers.Valid {
+			t.Errorf("%s: %v: %s %+v", name, res.Valid, res.Note, res.Violations)
+		}
+	}
+	ov, av := rep.Checkers["leader-overlap"].Figures, rep.Checkers["availability"].Figures
+	if ov["windows"] == 0 || ov["longest_s"] > r.Config.Bound.Seconds() || av["leaderless_periods"] < 2 {
+		t.Errorf("overlap %v, availability %v: want windows within the bound and leaderless gaps", ov, av)
+	}
+}
+
+func TestInject(t *testing.T) {
+	for _, k := range Kinds {
+		for seed := range uint64(3) {
+			c := sized(seed, 10_000)
+			c.Term = 2 * time.Second // leaders enough for each kind to find a place
+			r := generate(t, c)
+			p, err := r.Inject(k, rand.New(rand.NewPCG(seed, 9)))
+			if err != nil {
+				t.Fatalf("%s, seed %d: %v", k, seed, err)
+			}
+			if k.Checker() == "" || p.Kind != k || len(p.Events) == 0 {
+				t.Errorf("%s: checker %q, proof %+v", k, k.Checker(), p)
+			}
+			for _, i := range p.Events {
+				if i < 0 || i >= int64(len(r.History)) {
+					t.Fatalf("%s: event %d of %d", k, i, len(r.History))
+				}
+			}
+			checkHistory(t, r.History)
+			if _, err := r.Inject(k, rand.New(rand.NewPCG(seed, 9))); err == nil {
+				t.Errorf("%s: a second injection", k)
+			}
+		}
+	}
+	r := generate(t, sized(1, 5_000))
+	if _, err := r.Inject("bogus", rand.New(rand.NewPCG(1, 1))); err == nil || errors.Is(err, ErrNoRoom) {
+		t.Errorf("an unknown kind: %v", err)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	for name, change := range map[string]func(*Config){
+		"no events":       func(c *Config) { c.Events = 0 },
+		"one node":        func(c *Config) { c.Nodes = 1 },
+		"no keys":         func(c *Config) { c.Keys = 0 },
+		"no rate":         func(c *Config) { c.Rate = 0 },
+		"share above 1":   func(c *Config) { c.ReadShare = 1.5 },
+		"short timeout":   func(c *Config) { c.OpTimeout = time.Millisecond },
+		"bound too tight": func(c *Config) { c.Bound = c.Overlap },
+	} {
+		c := Default()
+		change(&c)
+		if _, err := Generate(c); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
