@@ -16,6 +16,10 @@ import (
 type Config struct {
 	Target    string `json:"target"`               // a folder name under TargetsRoot
 	TargetDir string `json:"target_dir,omitempty"` // or a target's folder anywhere
+	// Promise, if set, judges the run by this promise instead of the one
+	// the target's manifest declares: to test a claim the target does not
+	// make, such as the seeds' "exclusive" for bully.
+	Promise string `json:"promise,omitempty"`
 	// RepoRoot is splitbrain's source folder, where the resource server is
 	// built from; TargetsRoot is where named targets live (its targets/).
 	RepoRoot    string `json:"-"`
@@ -125,6 +129,11 @@ func (c Config) Validate() error {
 		return badInput("--start-timeout must be positive, not %s", c.StartTimeout)
 	case c.ResultsDir == "":
 		return badInput("--results must name a folder")
+	}
+	if c.Promise != "" {
+		if _, err := checkers.ParsePromise(c.Promise); err != nil {
+			return badInput("--promise: %v", err)
+		}
 	}
 	if _, ok := resource.ParseMode(string(c.Resource)); !ok {
 		return badInput("--resource must be strict or unfenced, not %q", c.Resource)

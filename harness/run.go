@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -131,9 +132,9 @@ func prepare(cfg Config) (*run, error) {
 	if err != nil {
 		return nil, badInput("%v", err)
 	}
-	promise, err := checkers.ParsePromise(m.Promise)
+	promise, err := checkers.ParsePromise(cmp.Or(cfg.Promise, m.Promise))
 	if err != nil {
-		return nil, badInput("target %s: %v", m.Name, err)
+		return nil, badInput("--promise: %v", err)
 	}
 	groups, err := nemesis.Expand(cfg.Nemesis)
 	if err != nil {
@@ -209,22 +210,17 @@ func (r *run) partitions() bool {
 
 func (r *run) buildImages(ctx context.Context) error {
 	start := time.Now()
-	type build struct{ tag, dir, pkg string }
-	builds := []build{
-		{r.nodeImage(), r.manifest.Dir, r.manifest.Build.Go},
-		{resourceImage, r.cfg.RepoRoot, resourceMain},
+	builds := []func() error{
+		func() error { return r.docker.BuildTargetImage(ctx, r.nodeImage(), r.manifest) },
+		func() error { return r.docker.BuildGoImage(ctx, resourceImage, r.cfg.RepoRoot, resourceMain) },
 	}
 	if r.partitions() {
-		builds = append(builds, build{netfilterImage, r.cfg.RepoRoot, netfilterMain})
+		builds = append(builds, func() error { return r.docker.BuildGoImage(ctx, netfilterImage, r.cfg.RepoRoot, netfilterMain) })
 	}
 	errs := make([]error, len(builds))
 	var wg sync.WaitGroup
 	for i, b := range builds {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = r.docker.BuildGoImage(ctx, b.tag, b.dir, b.pkg)
-		}()
+		wg.Go(func() { errs[i] = b() })
 	}
 	wg.Wait()
 	r.info.Timings.ImageBuild = time.Since(start).Seconds()

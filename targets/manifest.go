@@ -2,14 +2,19 @@
 package targets
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/splitbrain/splitbrain/checkers"
 )
 
 // ManifestFile is the name of a target's manifest inside its folder.
@@ -19,63 +24,113 @@ const ManifestFile = "target.yaml"
 const DefaultPort = 7070
 
 // Manifest describes one target: how to build its node image and what it
-// promises about leadership.
+// promises about leadership. targets/README.md documents every field.
 type Manifest struct {
-	Name        string `yaml:"name"`
+	// Name names the target for --target and its image; lower case
+	// letters, digits, '.', '_' and '-'.
+	Name string `yaml:"name"`
+	// Description is one line for `splitbrain targets`.
 	Description string `yaml:"description"`
 	Build       Build  `yaml:"build"`
 	// Port is the node API port inside each node container.
 	Port int `yaml:"port"`
-	// Env is extra environment for every node.
+	// Env is extra environment for every node. SPLITBRAIN_* is the
+	// harness's own and cannot be set here.
 	Env map[string]string `yaml:"env"`
+	// Services are extra containers a target needs (an etcd, a Redis). Not
+	// supported yet: a manifest that names any is refused, rather than run
+	// without them.
+	Services []any `yaml:"services"`
 	// Promise is what the target claims: "exclusive", "overlap-bound: D"
 	// or "fenced". The checkers read it to tell violations from risks.
 	Promise string `yaml:"promise"`
 
-	// Dir is the folder the manifest was read from.
+	// Dir is the absolute folder the manifest was read from.
 	Dir string `yaml:"-"`
 }
 
-// Build says how the node image is made.
+// Build says how the node image is made: exactly one of Go and Dockerfile.
 type Build struct {
-	// Go is a main package, relative to the target's folder, compiled with
-	// CGO_ENABLED=0 into a FROM scratch image.
+	// Go is a main package compiled with CGO_ENABLED=0 into a FROM scratch
+	// image: a path relative to the target's folder (./cmd/node), or an
+	// import path, built in the Go module that holds the folder.
 	Go string `yaml:"go"`
+	// Dockerfile is a Dockerfile relative to the target's folder, built
+	// with the folder as its context. No registry is reachable: its base
+	// images must already be on this machine.
+	Dockerfile string `yaml:"dockerfile"`
 }
 
-// Load reads the manifest in dir.
+var (
+	validName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
+	validEnv  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+// Load reads and validates the manifest in dir.
 func Load(dir string) (Manifest, error) {
 	var m Manifest
-	b, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return m, err
+	}
+	where := filepath.Join(abs, ManifestFile)
+	b, err := os.ReadFile(where)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return m, fmt.Errorf("no %s in %s", ManifestFile, dir)
+			return m, fmt.Errorf("no %s in %s", ManifestFile, abs)
 		}
 		return m, err
 	}
-	if err := yaml.Unmarshal(b, &m); err != nil {
-		return m, fmt.Errorf("%s: %v", filepath.Join(dir, ManifestFile), err)
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true) // a misspelt field is an error, not a silent default
+	if err := dec.Decode(&m); err != nil && !errors.Is(err, io.EOF) {
+		return m, fmt.Errorf("%s: %v", where, err)
 	}
 	if m.Port == 0 {
 		m.Port = DefaultPort
 	}
-	if m.Dir, err = filepath.Abs(dir); err != nil {
-		return m, err
+	m.Dir = abs
+	if err := m.validate(); err != nil {
+		return m, fmt.Errorf("%s: %v", where, err)
 	}
-	return m, m.validate()
+	return m, nil
 }
 
 func (m Manifest) validate() error {
-	where := filepath.Join(m.Dir, ManifestFile)
 	switch {
 	case m.Name == "":
-		return fmt.Errorf("%s: name is missing", where)
-	case m.Build.Go == "":
-		return fmt.Errorf("%s: build.go (the main package to compile) is missing", where)
+		return errors.New("name is missing")
+	case !validName.MatchString(m.Name):
+		return fmt.Errorf("name %q: use lower case letters, digits, '.', '_' and '-'", m.Name)
+	case m.Description == "" || strings.Contains(m.Description, "\n"):
+		return errors.New("description must be one line")
+	case m.Build.Go == "" && m.Build.Dockerfile == "":
+		return errors.New("build is missing: give build.go (a main package) or build.dockerfile")
+	case m.Build.Go != "" && m.Build.Dockerfile != "":
+		return errors.New("build: give build.go or build.dockerfile, not both")
 	case m.Port < 1 || m.Port > 65535:
-		return fmt.Errorf("%s: port %d is out of range", where, m.Port)
-	case m.Promise == "":
-		return fmt.Errorf("%s: promise is missing (exclusive, overlap-bound: D, or fenced)", where)
+		return fmt.Errorf("port %d is out of range", m.Port)
+	case len(m.Services) > 0:
+		return errors.New("services: extra service containers are not supported yet (see targets/README.md)")
+	}
+	if f := m.Build.Dockerfile; f != "" {
+		if fi, err := os.Stat(filepath.Join(m.Dir, f)); err != nil || !fi.Mode().IsRegular() {
+			return fmt.Errorf("build.dockerfile: no file %s in %s", f, m.Dir)
+		}
+	}
+	for k := range m.Env {
+		switch {
+		case !validEnv.MatchString(k):
+			return fmt.Errorf("env: %q is not a variable name", k)
+		case strings.HasPrefix(k, "SPLITBRAIN_"):
+			return fmt.Errorf("env: %s is the harness's own (DESIGN.md, Node API)", k)
+		}
+	}
+	if m.Promise == "" {
+		return errors.New("promise is missing (exclusive, overlap-bound: D, or fenced)")
+	}
+	if _, err := checkers.ParsePromise(m.Promise); err != nil {
+		return err
 	}
 	return nil
 }
@@ -96,13 +151,16 @@ func Find(root, name string) (Manifest, error) {
 	return Manifest{}, fmt.Errorf("unknown target %q (known: %s)", name, strings.Join(names, ", "))
 }
 
-// List reads every manifest one level below root, sorted by name.
+// List reads every manifest one level below root, sorted by name. Two
+// folders that give the same name are an error: --target could not tell
+// them apart.
 func List(root string) ([]Manifest, error) {
 	entries, err := os.ReadDir(root)
 	if err != nil {
 		return nil, err
 	}
 	var out []Manifest
+	seen := map[string]string{}
 	for _, e := range entries {
 		if !e.IsDir() {
 			continue
@@ -115,6 +173,10 @@ func List(root string) ([]Manifest, error) {
 		if err != nil {
 			return nil, err
 		}
+		if other, ok := seen[m.Name]; ok {
+			return nil, fmt.Errorf("targets %s and %s are both named %q", other, m.Dir, m.Name)
+		}
+		seen[m.Name] = m.Dir
 		out = append(out, m)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })

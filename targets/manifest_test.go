@@ -12,12 +12,25 @@ func TestRepositoryTargetsLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := Find(".", "raft")
-	if err != nil {
-		t.Fatalf("raft: %v (have %d targets)", err, len(all))
+	want := map[string]string{
+		"raft":                "overlap-bound: 2s",
+		"raft-forgetful-vote": "overlap-bound: 2s",
+		"raft-small-quorum":   "overlap-bound: 2s",
+		"raft-no-checkquorum": "overlap-bound: 2s",
+		"bully":               "fenced",
+		"ring":                "fenced",
 	}
-	if m.Port != DefaultPort || m.Build.Go == "" || m.Promise == "" || !filepath.IsAbs(m.Dir) {
-		t.Errorf("raft manifest: %+v", m)
+	for _, m := range all {
+		if p, ok := want[m.Name]; ok && p != m.Promise {
+			t.Errorf("%s promises %q, want %q", m.Name, m.Promise, p)
+		}
+		delete(want, m.Name)
+		if m.Port != DefaultPort || m.Build.Go == "" || !filepath.IsAbs(m.Dir) {
+			t.Errorf("%s manifest: %+v", m.Name, m)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("missing targets: %v", want)
 	}
 }
 
@@ -28,21 +41,63 @@ func TestUnknownTargetNamesTheKnownOnes(t *testing.T) {
 	}
 }
 
+func writeManifest(t *testing.T, dir, body string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, ManifestFile), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestManifestErrors(t *testing.T) {
-	for name, body := range map[string]string{
-		"no name":    "build: {go: ./x}\npromise: fenced\n",
-		"no build":   "name: x\npromise: fenced\n",
-		"no promise": "name: x\nbuild: {go: ./x}\n",
-		"bad port":   "name: x\nbuild: {go: ./x}\npromise: fenced\nport: 70000\n",
-		"not yaml":   "name: [x\n",
+	const ok = "name: x\ndescription: d\nbuild: {go: ./x}\npromise: fenced\n"
+	for _, tc := range []struct{ body, want string }{
+		{"description: d\nbuild: {go: ./x}\npromise: fenced\n", "name is missing"},
+		{"name: My Target\ndescription: d\nbuild: {go: ./x}\npromise: fenced\n", "lower case"},
+		{"name: x\nbuild: {go: ./x}\npromise: fenced\n", "description"},
+		{"name: x\ndescription: d\npromise: fenced\n", "build is missing"},
+		{"name: x\ndescription: d\nbuild: {go: ./x, dockerfile: Dockerfile}\npromise: fenced\n", "not both"},
+		{"name: x\ndescription: d\nbuild: {dockerfile: Nope}\npromise: fenced\n", "no file Nope"},
+		{"name: x\ndescription: d\nbuild: {go: ./x}\n", "promise is missing"},
+		{ok + "promise: sometimes\n", "mapping key \"promise\" already defined"},
+		{"name: x\ndescription: d\nbuild: {go: ./x}\npromise: overlap-bound\n", "needs a duration"},
+		{ok + "port: 70000\n", "out of range"},
+		{ok + "env: {SPLITBRAIN_NODE: n9}\n", "harness's own"},
+		{ok + "env: {\"A-B\": x}\n", "not a variable name"},
+		{ok + "services: [{name: etcd}]\n", "not supported yet"},
+		{ok + "buidl: {go: ./y}\n", "field buidl not found"},
+		{"name: [x\n", "target.yaml"},
 	} {
 		dir := t.TempDir()
-		os.WriteFile(filepath.Join(dir, ManifestFile), []byte(body), 0o644)
-		if _, err := Load(dir); err == nil {
-			t.Errorf("%s: loaded", name)
+		writeManifest(t, dir, tc.body)
+		if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), ManifestFile) {
+			t.Errorf("%q: got %v, want %q", tc.body, err, tc.want)
 		}
 	}
 	if _, err := Load(t.TempDir()); err == nil || !strings.Contains(err.Error(), ManifestFile) {
 		t.Errorf("missing manifest: %v", err)
+	}
+}
+
+func TestDockerfileManifest(t *testing.T) {
+	dir := t.TempDir()
+	writeManifest(t, dir, "name: x\ndescription: d\nbuild: {dockerfile: Dockerfile}\nport: 8080\nenv: {X_TICK: 1s}\npromise: exclusive\n")
+	os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte("FROM scratch\n"), 0o644)
+	m, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Build.Dockerfile != "Dockerfile" || m.Port != 8080 || m.Env["X_TICK"] != "1s" {
+		t.Fatalf("%+v", m)
+	}
+}
+
+func TestListRefusesTwoTargetsOfOneName(t *testing.T) {
+	root := t.TempDir()
+	for _, sub := range []string{"a", "b"} {
+		os.Mkdir(filepath.Join(root, sub), 0o755)
+		writeManifest(t, filepath.Join(root, sub), "name: x\ndescription: d\nbuild: {go: ./x}\npromise: fenced\n")
+	}
+	if _, err := List(root); err == nil || !strings.Contains(err.Error(), `both named "x"`) {
+		t.Fatalf("got %v", err)
 	}
 }

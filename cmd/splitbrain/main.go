@@ -35,7 +35,7 @@ const (
 )
 
 const usage = `usage:
-  splitbrain run --target raft [--nodes 5] [--time-limit 60s] [--nemesis partition,pause,kill,clock] [--nemesis-interval 10s]
+  splitbrain run --target raft|--target-dir PATH [--promise P] [--nodes 5] [--time-limit 60s] [--nemesis partition,pause,kill,clock] [--nemesis-interval 10s]
                  [--rate 100] [--concurrency 10] [--resource strict|unfenced] [--seed N] [--results DIR]
   splitbrain analyze RUN_DIR        re-check a stored run
   splitbrain serve [--addr 127.0.0.1:8080] [--results DIR]
@@ -115,6 +115,7 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.StringVar(&cfg.Target, "target", cfg.Target, "target name (a folder of targets/)")
 	fs.StringVar(&cfg.TargetDir, "target-dir", "", "a target's folder anywhere, instead of --target")
+	fs.StringVar(&cfg.Promise, "promise", "", "judge by this promise instead of the target's own")
 	fs.IntVar(&cfg.Nodes, "nodes", cfg.Nodes, "number of nodes")
 	fs.DurationVar(&cfg.TimeLimit, "time-limit", cfg.TimeLimit, "how long faults and workload run")
 	fs.DurationVar(&cfg.QuietPeriod, "quiet-period", cfg.QuietPeriod, "workload without faults after the final heal")
@@ -368,8 +369,9 @@ func targetsCmd(args []string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	fmt.Printf("%-22s %-20s %s\n", "TARGET", "PROMISE", "DESCRIPTION")
 	for _, m := range all {
-		fmt.Printf("%-22s %-22s %s\n", m.Name, m.Promise, m.Description)
+		fmt.Printf("%-22s %-20s %s\n", m.Name, m.Promise, m.Description)
 	}
 	return exitValid, nil
 }

@@ -1,0 +1,124 @@
+package harness_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/splitbrain/splitbrain/checkers"
+	"github.com/splitbrain/splitbrain/harness"
+)
+
+// copyTree copies the regular files below src to dst.
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(path string, e os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		if e.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runValid runs cfg and wants a valid verdict with nothing left behind.
+func runValid(t *testing.T, cfg harness.Config) {
+	t.Helper()
+	out, err := harness.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertNothingLeft(t, out.Info.ID)
+	if out.Report.Valid != checkers.Valid {
+		t.Fatalf("verdict %v: %+v", out.Report.Valid, out.Report.Checkers)
+	}
+}
+
+// A target copied out of the repository is a Go module of its own that
+// gets the SDK through a replace directive, as targets/README.md tells a
+// newcomer to do, and runs with --target-dir.
+func TestTargetOutsideTheRepository(t *testing.T) {
+	cfg := testConfig(t)
+	repo, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "myraft")
+	copyTree(t, "../targets/raft", dir)
+	// Its own copy of the algorithm, not the repository's.
+	for _, f := range []string{"cmd/raft-node/main.go", "raft_test.go"} {
+		p := filepath.Join(dir, f)
+		b, _ := os.ReadFile(p)
+		os.WriteFile(p, []byte(strings.ReplaceAll(string(b), `"github.com/splitbrain/splitbrain/targets/raft"`, `"example.com/myraft"`)), 0o644)
+	}
+	manifest, _ := os.ReadFile(filepath.Join(dir, "target.yaml"))
+	os.WriteFile(filepath.Join(dir, "target.yaml"), []byte(strings.Replace(string(manifest), "name: raft", "name: myraft", 1)), 0o644)
+	gomod := "module example.com/myraft\n\ngo 1.26.8\n\nrequire github.com/splitbrain/splitbrain v0.0.0\n\nreplace github.com/splitbrain/splitbrain => " + repo + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg.TargetDir = dir
+	cfg.Nemesis = []string{"kill"}
+	runValid(t, cfg)
+}
+
+// A Dockerfile target builds on an image made on this machine; a base that
+// is not here is named before the engine tries a registry.
+func TestDockerfileTarget(t *testing.T) {
+	cfg := testConfig(t)
+	ctx := context.Background()
+	d, err := harness.ConnectDocker(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if err := d.BuildGoImage(ctx, "splitbrain/test-base:dockerfile", "../targets/raft", "./cmd/raft-node"); err != nil {
+		t.Fatal(err)
+	}
+	cfg.TargetDir = "testdata/dockerfile"
+	cfg.Nemesis = []string{"none"}
+	cfg.TimeLimit = 3 * time.Second
+	runValid(t, cfg)
+
+	err = d.BuildDockerfileImage(ctx, "splitbrain/test:nobase", t.TempDir(), "Dockerfile")
+	if err == nil {
+		t.Fatal("built from a missing Dockerfile")
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte("FROM splitbrain/no-such-base:never AS b\nFROM b\n"), 0o644)
+	err = d.BuildDockerfileImage(ctx, "splitbrain/test:nobase", dir, "Dockerfile")
+	if err == nil || !strings.Contains(err.Error(), "base image splitbrain/no-such-base:never of") || !strings.Contains(err.Error(), "not on this machine") {
+		t.Fatalf("missing base: %v", err)
+	}
+}
+
+// A Go package outside any module cannot build; the error says what to do.
+func TestGoTargetWithoutModule(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs Docker")
+	}
+	d, err := harness.ConnectDocker(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\nfunc main() {}\n"), 0o644)
+	err = d.BuildGoImage(context.Background(), "splitbrain/test:nomodule", dir, ".")
+	if err == nil || !strings.Contains(err.Error(), "Go module of its own") {
+		t.Fatalf("got %v", err)
+	}
+}
