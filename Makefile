@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/splitbrain
 RUNARGS ?= --target raft --nodes 5 --time-limit 60s --nemesis partition,pause,kill,clock --resource strict
 
-.PHONY: build deps test vet unit run bench fuzz clean
+.PHONY: build deps test vet unit run catalogue bench fuzz clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/splitbrain
@@ -27,6 +27,11 @@ unit:
 
 run: build
 	./$(BIN) run $(RUNARGS)
+
+# The expected verdicts of targets/catalogue.yaml, every row once (about 20
+# minutes; TARGET=bully for one target's rows): fails when a verdict differs.
+catalogue: build
+	./$(BIN) catalogue $(if $(TARGET),--target $(TARGET))
 
 # The checkers over synthetic runs of 10k, 100k and 1M events, one pass each:
 # time, events/s, heap (input-MB, peak-MB) and allocations.

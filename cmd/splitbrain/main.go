@@ -40,6 +40,8 @@ const usage = `usage:
   splitbrain analyze RUN_DIR        re-check a stored run
   splitbrain serve [--addr 127.0.0.1:8080] [--results DIR]
   splitbrain targets                list targets and what each promises
+  splitbrain catalogue [--target T] [--family F] [--runs N] [--seed N] [--time-limit D] [--table]
+                                    run the expected verdicts of targets/catalogue.yaml; exit 1 if one differs
   splitbrain clean                  remove every container and network a run left behind`
 
 func main() {
@@ -67,13 +69,15 @@ func run(args []string) int {
 		code, err = serveCmd(ctx, args[1:])
 	case "targets":
 		code, err = targetsCmd(args[1:])
+	case "catalogue":
+		code, err = catalogueCmd(ctx, args[1:])
 	case "clean":
 		code, err = cleanCmd(ctx, args[1:])
 	case "-h", "--help", "help":
 		fmt.Println(usage)
 		return exitValid
 	default:
-		err = badInput("unknown command %q (run, analyze, serve, targets, clean)", args[0])
+		err = badInput("unknown command %q (run, analyze, serve, targets, catalogue, clean)", args[0])
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "splitbrain: "+oneLine(err))
