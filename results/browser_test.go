@@ -129,6 +129,17 @@ func TestReportInBrowser(t *testing.T) {
 		t.Error("the link did not bring the timeline into view")
 	}
 
+	// Pointing at a belief bar says who led with which token, and when.
+	tipText := eval[string](t, ctx, `(() => {
+		const bar = document.querySelector("#timeline g.lane .bar"), r = bar.getBoundingClientRect();
+		bar.dispatchEvent(new MouseEvent("mousemove", {bubbles: true, clientX: r.left + r.width / 2, clientY: r.top + r.height / 2}));
+		const tip = document.getElementById("tip");
+		return tip.style.display === "none" ? "" : tip.textContent;
+	})()`)
+	if !strings.Contains(tipText, "led with token") {
+		t.Errorf("pointing at a bar shows %q, want who led with which token", tipText)
+	}
+
 	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatal(err)

@@ -132,6 +132,11 @@ func WriteReport(dir string, info Info, report checkers.Report) error {
 	return writeTemplate(filepath.Join(dir, ReportFile), reportTmpl, p)
 }
 
+// HasDetails says whether the page has notes or timings to show.
+func (p *page) HasDetails() bool {
+	return p.Info.Timings.Total > 0 || slices.ContainsFunc(p.Checkers, func(c checkerRow) bool { return c.Note != "" })
+}
+
 func duration(info Info, tl *timeline) string {
 	switch {
 	case info.Timings.Workload > 0:

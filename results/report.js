@@ -13,6 +13,9 @@
   const range = document.getElementById("range");
   const readout = document.getElementById("readout");
   const NS = "http://www.w3.org/2000/svg";
+  const tip = document.body.appendChild(document.createElement("div"));
+  tip.id = "tip";
+  tip.style.display = "none";
   let v0 = 0, v1 = end;
 
   const make = (overlay, tag, cls) => {
@@ -139,6 +142,13 @@
     p.addEventListener("mousemove", (e) => {
       const t = timeAt(p, e.clientX);
       readout.textContent = "at " + fmt(t);
+      const tipped = drag ? null : e.target.closest("[data-tip]");
+      tip.style.display = tipped ? "" : "none";
+      if (tipped) {
+        tip.textContent = tipped.dataset.tip;
+        tip.style.left = Math.min(e.pageX + 12, document.documentElement.scrollWidth - tip.offsetWidth - 8) + "px";
+        tip.style.top = e.pageY + 16 + "px";
+      }
       for (const c of cursors) {
         c.style.display = "";
         c.setAttribute("x1", pct(t));
@@ -147,6 +157,7 @@
     });
     p.addEventListener("mouseleave", () => {
       readout.textContent = "";
+      tip.style.display = "none";
       for (const c of cursors) c.style.display = "none";
     });
     p.addEventListener("wheel", (e) => {

@@ -77,6 +77,15 @@ func (s *svgb) f(format string, args ...any) { fmt.Fprintf(&s.Builder, format, a
 
 func esc(s string) string { return html.EscapeString(s) }
 
+// tip is a tooltip attribute. report.js shows it: a <title> element per
+// mark made a browser take seconds to open a long run's report.
+func tip(text string) string {
+	if text == "" {
+		return ""
+	}
+	return ` data-tip="` + esc(text) + `"`
+}
+
 // rect draws a time span [from, to] as a rectangle with a tooltip. A span
 // of no length (one proof) gets a microsecond: a rect of width 0 is not
 // drawn at all, not even its stroke, which keeps it visible.
@@ -85,11 +94,7 @@ func (s *svgb) rect(class, style string, from, to int64, y, h int, title string)
 	if style != "" {
 		s.f(` style="%s"`, style)
 	}
-	s.f(` x="%s" y="%d" width="%s" height="%d">`, ms(from), y, ms(max(to-from, 1000)), h)
-	if title != "" {
-		s.f(`<title>%s</title>`, esc(title))
-	}
-	s.WriteString("</rect>")
+	s.f(` x="%s" y="%d" width="%s" height="%d"%s/>`, ms(from), y, ms(max(to-from, 1000)), h, tip(title))
 }
 
 // faultBands shades each fault over the whole plot, and darker over the
@@ -241,7 +246,7 @@ func markLines(marks []mark, height int) string {
 	var s svgb
 	s.WriteString(`<g class="marks">`)
 	for _, m := range marks {
-		s.f(`<g id="m%d" class="mark"><title>%s</title>`, m.N, esc(m.Title))
+		s.f(`<g id="m%d" class="mark"%s>`, m.N, tip(m.Title))
 		s.f(`<path class="vline" d="M%s %dV%d"/>`, ms(m.At), leadersY, height)
 		for _, l := range m.Lanes {
 			s.f(`<path class="vnode" d="M%s %dV%d"/>`, ms(m.At), laneY(l)+barY-3, laneY(l)+barY+barH+3)
@@ -273,11 +278,7 @@ func labels(ls []label, end int64) string {
 		if l.To > l.From {
 			s.f(` data-t1="%s"`, ms(l.To))
 		}
-		s.f(` x="%s" y="%d">`, pct(l.From, end), l.Y)
-		if l.Title != "" {
-			s.f(`<title>%s</title>`, esc(l.Title))
-		}
-		s.f(`%s</text>`, esc(l.Text))
+		s.f(` x="%s" y="%d"%s>%s</text>`, pct(l.From, end), l.Y, tip(l.Title), esc(l.Text))
 		if l.Href != "" {
 			s.WriteString("</a>")
 		}
