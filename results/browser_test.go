@@ -57,13 +57,13 @@ func eval[T any](t *testing.T, ctx context.Context, js string) T {
 // node, violation links that move the timeline, and that the page asks
 // nothing of any other host.
 func TestReportInBrowser(t *testing.T) {
+	ctx := browser(t)
 	fx := makeFixture(t, t.TempDir(), 30_000)
 	if err := WriteReport(fx.dir, fx.info, fx.report); err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(http.FileServer(http.Dir(fx.dir)))
 	defer srv.Close()
-	ctx := browser(t)
 
 	var (
 		mu         sync.Mutex
