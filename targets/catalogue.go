@@ -2,6 +2,7 @@ package targets
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -122,22 +123,14 @@ func (r Row) validate(targets []string) error {
 func (c *Catalogue) Settings(r Row) RunSettings {
 	s, d := r.RunSettings, c.Defaults
 	return RunSettings{
-		Nodes:           orZero(s.Nodes, d.Nodes),
-		TimeLimit:       orZero(s.TimeLimit, d.TimeLimit),
-		NemesisInterval: orZero(s.NemesisInterval, d.NemesisInterval),
-		QuietPeriod:     orZero(s.QuietPeriod, d.QuietPeriod),
-		RecoveryTimeout: orZero(s.RecoveryTimeout, d.RecoveryTimeout),
-		Seed:            orZero(s.Seed, d.Seed),
-		Resource:        orZero(s.Resource, d.Resource),
+		Nodes:           cmp.Or(s.Nodes, d.Nodes),
+		TimeLimit:       cmp.Or(s.TimeLimit, d.TimeLimit),
+		NemesisInterval: cmp.Or(s.NemesisInterval, d.NemesisInterval),
+		QuietPeriod:     cmp.Or(s.QuietPeriod, d.QuietPeriod),
+		RecoveryTimeout: cmp.Or(s.RecoveryTimeout, d.RecoveryTimeout),
+		Seed:            cmp.Or(s.Seed, d.Seed),
+		Resource:        cmp.Or(s.Resource, d.Resource),
 	}
-}
-
-func orZero[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
 }
 
 // Faults is what --nemesis gets: the row's narrowed faults, or its family.
@@ -256,7 +249,7 @@ func (c *Catalogue) Markdown() string {
 	for _, l := range labels {
 		b.WriteString("| " + l)
 		for _, f := range Families {
-			b.WriteString(" | " + orZero(cells[l][f], "–"))
+			b.WriteString(" | " + cmp.Or(cells[l][f], "–"))
 		}
 		b.WriteString(" |\n")
 	}

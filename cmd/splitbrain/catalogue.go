@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -68,12 +69,7 @@ func catalogueCmd(ctx context.Context, args []string) (int, error) {
 			continue
 		}
 		cfg := rowConfig(cat.Settings(r), r, root, *resultsDir)
-		if *seed != 0 {
-			cfg.Seed = *seed
-		}
-		if *timeLimit != 0 {
-			cfg.TimeLimit = *timeLimit
-		}
+		cfg.Seed, cfg.TimeLimit = cmp.Or(*seed, cfg.Seed), cmp.Or(*timeLimit, cfg.TimeLimit)
 		if err := cfg.Validate(); err != nil {
 			return 0, badInput("catalogue: %s under %s: %v", r.Target, r.Family, err)
 		}
@@ -137,27 +133,13 @@ func rowConfig(s targets.RunSettings, r targets.Row, root, resultsDir string) ha
 	cfg.RepoRoot, cfg.TargetsRoot, cfg.ResultsDir = root, filepath.Join(root, "targets"), resultsDir
 	cfg.Target, cfg.Promise, cfg.Nemesis = r.Target, r.Promise, r.Faults()
 	cfg.Progress = nil
-	if s.Nodes != 0 {
-		cfg.Nodes = s.Nodes
-	}
-	if s.TimeLimit != 0 {
-		cfg.TimeLimit = s.TimeLimit
-	}
-	if s.NemesisInterval != 0 {
-		cfg.NemesisInterval = s.NemesisInterval
-	}
-	if s.QuietPeriod != 0 {
-		cfg.QuietPeriod = s.QuietPeriod
-	}
-	if s.RecoveryTimeout != 0 {
-		cfg.RecoveryTimeout = s.RecoveryTimeout
-	}
-	if s.Seed != 0 {
-		cfg.Seed = s.Seed
-	}
-	if s.Resource != "" {
-		cfg.Resource = resource.Mode(s.Resource)
-	}
+	cfg.Nodes = cmp.Or(s.Nodes, cfg.Nodes)
+	cfg.TimeLimit = cmp.Or(s.TimeLimit, cfg.TimeLimit)
+	cfg.NemesisInterval = cmp.Or(s.NemesisInterval, cfg.NemesisInterval)
+	cfg.QuietPeriod = cmp.Or(s.QuietPeriod, cfg.QuietPeriod)
+	cfg.RecoveryTimeout = cmp.Or(s.RecoveryTimeout, cfg.RecoveryTimeout)
+	cfg.Seed = cmp.Or(s.Seed, cfg.Seed)
+	cfg.Resource = cmp.Or(resource.Mode(s.Resource), cfg.Resource)
 	return cfg
 }
 
