@@ -52,7 +52,7 @@ func (n *Node[M]) Run() error {
 	// A post to a peer that takes longer than a few ticks is worth less
 	// than the fresher messages queued behind it.
 	tr := NewTransport[M](n.Env, n.Path, 4*n.Tick)
-	b := &belief{node: n.Env.Node}
+	b := &snapshot{node: n.Env.Node}
 	b.publish(n.Machine.Leadership())
 	srv := NewServer(n.Env, b)
 	srv.Handle("POST "+n.Path, tr)
@@ -60,7 +60,7 @@ func (n *Node[M]) Run() error {
 	return srv.ListenAndServe()
 }
 
-func (n *Node[M]) loop(tr *Transport[M], b *belief) {
+func (n *Node[M]) loop(tr *Transport[M], b *snapshot) {
 	t := time.NewTicker(n.Tick)
 	defer t.Stop()
 	for {
@@ -84,16 +84,16 @@ func (n *Node[M]) loop(tr *Transport[M], b *belief) {
 	}
 }
 
-// belief is the Leadership the loop last published: the node API reads it
+// snapshot is the Leadership the loop last published: the node API reads it
 // from other goroutines than the loop's.
-type belief struct {
+type snapshot struct {
 	node string
 
 	mu sync.Mutex
 	l  Leadership
 }
 
-func (b *belief) Leadership() Leadership {
+func (b *snapshot) Leadership() Leadership {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.l
@@ -101,7 +101,7 @@ func (b *belief) Leadership() Leadership {
 
 // publish stores l and logs every change of leadership, so a node's log
 // tells its story.
-func (b *belief) publish(l Leadership) {
+func (b *snapshot) publish(l Leadership) {
 	b.mu.Lock()
 	changed := l != b.l
 	b.l = l
