@@ -217,7 +217,10 @@ func (n *Node) Step(m Message) ([]Message, error) {
 			return []Message{alive}, nil
 		}
 		msgs, err := n.holdElection()
-		return append([]Message{alive}, msgs...), err
+		if err != nil {
+			return nil, err
+		}
+		return append([]Message{alive}, msgs...), nil
 
 	case MsgAlive:
 		if n.state == Candidate && !lower {

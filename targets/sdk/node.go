@@ -76,6 +76,7 @@ func (n *Node[M]) loop(tr *Transport[M], b *snapshot) {
 		}
 		if err != nil {
 			log.Printf("%s: %v", n.Env.Node, err)
+			msgs = nil // what a failed step would say was never made durable
 		}
 		b.publish(n.Machine.Leadership())
 		for _, m := range msgs {
