@@ -87,15 +87,23 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if runErr != nil {
 		r.info.Error = runErr.Error()
 	}
-	var report checkers.Report
+	var (
+		report checkers.Report
+		events []history.Event
+	)
 	if runErr == nil {
 		checkStart := time.Now()
-		report, r.info.Faults, err = Analyze(r.dir, r.promise, r.cfg.ObserveInterval, r.cfg.checkOptions())
+		report, events, err = Analyze(r.dir, r.promise, r.cfg.ObserveInterval, r.cfg.checkOptions())
+		r.info.Faults = checkers.Faults(events)
 		r.info.Timings.Check = time.Since(checkStart).Seconds()
 		if err != nil {
 			runErr = err
 			r.info.Error = err.Error()
 		}
+	} else {
+		// Not judged, but what was recorded is still drawn (none if the
+		// history cannot be read).
+		events, _ = history.ReadFile(filepath.Join(r.dir, results.HistoryFile), history.ReadEvents)
 	}
 	r.info.Timings.Total = time.Since(began).Seconds()
 	if err := results.WriteJSON(filepath.Join(r.dir, results.RunFile), r.info); err != nil && runErr == nil {
@@ -103,7 +111,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	}
 	// A failed run gets a report too: it says what failed, and the index
 	// links to it.
-	if err := results.WriteReport(r.dir, r.info, report); err != nil && runErr == nil {
+	if err := results.WriteReport(r.dir, r.info, report, events); err != nil && runErr == nil {
 		runErr = err
 	}
 	if err := store.SetLatest(r.info.ID); err != nil && runErr == nil {
@@ -471,34 +479,35 @@ func (r *run) teardown(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// Analyze runs every checker over a run folder's history and resource log,
-// writes results.json, and says what each fault did. It reads only the
-// files, so it judges a run from a killed controller, or another machine,
-// the same way.
-func Analyze(dir string, promise checkers.Promise, observeInterval time.Duration, opts checkers.Options) (checkers.Report, []checkers.FaultEffect, error) {
+// Analyze runs every checker over a run folder's history and resource log
+// and writes results.json. It returns the history it judged, for the
+// report and checkers.Faults, so that nothing reads it twice. It reads only
+// the files, so it judges a run from a killed controller, or another
+// machine, the same way.
+func Analyze(dir string, promise checkers.Promise, observeInterval time.Duration, opts checkers.Options) (checkers.Report, []history.Event, error) {
 	events, err := history.ReadFile(filepath.Join(dir, results.HistoryFile), history.ReadEvents)
 	if err != nil {
 		return checkers.Report{}, nil, err
 	}
 	decisions, err := history.ReadFile(filepath.Join(dir, results.ResourceFile), history.ReadDecisions)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return checkers.Report{}, nil, err
+		return checkers.Report{}, events, err
 	}
 	report := checkers.Run(checkers.Input{
 		History: events, Resource: decisions, Promise: promise, ObserveInterval: observeInterval,
 	}, checkers.All(opts))
 	// A view left by an earlier analysis must not outlive the violation.
 	if err := os.Remove(filepath.Join(dir, checkers.LinearizabilityFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return report, nil, err
+		return report, events, err
 	}
 	for _, res := range report.Checkers {
 		for name, body := range res.Files {
 			if err := os.WriteFile(filepath.Join(dir, name), body, 0o644); err != nil {
-				return report, nil, err
+				return report, events, err
 			}
 		}
 	}
-	return report, checkers.Faults(events), results.WriteJSON(filepath.Join(dir, results.ResultsFile), report)
+	return report, events, results.WriteJSON(filepath.Join(dir, results.ResultsFile), report)
 }
 
 func newRunID(target string) string {

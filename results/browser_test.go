@@ -59,7 +59,7 @@ func eval[T any](t *testing.T, ctx context.Context, js string) T {
 func TestReportInBrowser(t *testing.T) {
 	ctx := browser(t)
 	fx := makeFixture(t, t.TempDir(), 30_000)
-	if err := WriteReport(fx.dir, fx.info, fx.report); err != nil {
+	if err := WriteReport(fx.dir, fx.info, fx.report, fx.history); err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(http.FileServer(http.Dir(fx.dir)))

@@ -19,10 +19,11 @@ import (
 // believing it leads, and gets one stale write accepted before it steps
 // down. Its report is invalid, with one violation per term.
 type fixture struct {
-	dir    string
-	info   Info
-	report checkers.Report
-	stale  []checkers.Violation
+	dir     string
+	info    Info
+	report  checkers.Report
+	history []history.Event // as written to history.jsonl
+	stale   []checkers.Violation
 }
 
 const fixtureNodes = 5
@@ -48,6 +49,7 @@ func makeFixture(tb testing.TB, dir string, events int) *fixture {
 	emit := func(e history.Event) {
 		e.Index = n
 		n++
+		fx.history = append(fx.history, e)
 		if err := enc.Encode(e); err != nil {
 			tb.Fatal(err)
 		}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/splitbrain/splitbrain/checkers"
+	"github.com/splitbrain/splitbrain/history"
 )
 
 var (
@@ -103,19 +104,17 @@ type jump struct {
 }
 
 // WriteReport renders report.html into a run's folder from info, the
-// verdicts and the folder's own history.jsonl, which it streams: a
-// million-event history is folded into what a screen can show as it is
-// read, never held whole.
-func WriteReport(dir string, info Info, report checkers.Report) error {
+// verdicts and h, the history they judged (nil: none was recorded or it
+// could not be read). Beliefs and overlaps are drawn as the checkers found
+// them (checkers.BeliefsOf); a million-event history is folded into what a
+// screen can show.
+func WriteReport(dir string, info Info, report checkers.Report, h []history.Event) error {
 	cfg := configOf(info)
 	var nodes []string
 	for i := 1; i <= cfg.Nodes; i++ {
 		nodes = append(nodes, fmt.Sprintf("n%d", i))
 	}
-	tl, err := readTimeline(filepath.Join(dir, HistoryFile), nodes)
-	if err != nil {
-		return err
-	}
+	tl := buildTimeline(h, nodes)
 	p := &page{Info: info, Config: cfg, Nodes: tl.Nodes, Verdict: report.Valid}
 	if info.Error != "" {
 		p.Verdict = checkers.Unknown

@@ -12,7 +12,7 @@ import (
 
 func TestWriteReportFixture(t *testing.T) {
 	fx := makeFixture(t, t.TempDir(), 20_000)
-	if err := WriteReport(fx.dir, fx.info, fx.report); err != nil {
+	if err := WriteReport(fx.dir, fx.info, fx.report, fx.history); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(filepath.Join(fx.dir, ReportFile))
@@ -49,7 +49,7 @@ func TestWriteReportFixture(t *testing.T) {
 func TestWriteReportFailedRun(t *testing.T) {
 	dir := t.TempDir()
 	info := Info{ID: "failed", Target: "raft", Error: "n3 never became healthy"}
-	if err := WriteReport(dir, info, checkers.Report{}); err != nil {
+	if err := WriteReport(dir, info, checkers.Report{}, nil); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, ReportFile))

@@ -2,15 +2,16 @@ package results
 
 import (
 	"math"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/splitbrain/splitbrain/checkers"
+	"github.com/splitbrain/splitbrain/history"
 )
 
-func TestReadTimeline(t *testing.T) {
+func TestBuildTimeline(t *testing.T) {
 	const hist = `{"index":0,"time":1000000000,"type":"leader","node":"n1","token":1,"sent":990000000,"leader":true}
 {"index":1,"time":1000000000,"type":"leader","node":"n10"}
 {"index":2,"time":2000000000,"type":"leader","node":"n1","token":1,"leader":true}
@@ -32,20 +33,17 @@ func TestReadTimeline(t *testing.T) {
 {"index":18,"time":5800000000,"type":"ok","process":5,"f":"read","key":"k","value":"a","node":"n1","token":1}
 {"index":19,"time":6000000000,"type":"nemesis","f":"kill-leader","value":"killed n2","sent":5900000000,"phase":"inject","nodes":["n2"]}
 {"index":20,"time":6100000000,"type":"leader","node":"n2","error":"no answer"}
-{"index":21,"time":7000000000,"type":"lea`
-	path := filepath.Join(t.TempDir(), HistoryFile)
-	if err := os.WriteFile(path, []byte(hist), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	tl, err := readTimeline(path, []string{"n1", "n2"})
+`
+	h, err := history.ReadEvents(strings.NewReader(hist))
 	if err != nil {
 		t.Fatal(err)
 	}
+	tl := buildTimeline(h, []string{"n1", "n2"})
 	if want := []string{"n1", "n2", "n10"}; !reflect.DeepEqual(tl.Nodes, want) {
 		t.Errorf("lanes %v, want %v (configured first, natural order)", tl.Nodes, want)
 	}
-	if tl.Events != 21 || tl.Skipped != 1 || tl.End != 6100000000 {
-		t.Errorf("events %d, skipped %d, end %d; want 21, 1 (the cut last line), 6.1 s", tl.Events, tl.Skipped, tl.End)
+	if tl.Events != 21 || tl.End != 6100000000 {
+		t.Errorf("events %d, end %d; want 21, 6.1 s", tl.Events, tl.End)
 	}
 	sec := func(f float64) int64 { return int64(f * 1e9) }
 	wantBars := []bar{
@@ -55,6 +53,10 @@ func TestReadTimeline(t *testing.T) {
 	}
 	if !reflect.DeepEqual(tl.Bars, wantBars) {
 		t.Errorf("bars\n%+v\nwant\n%+v", tl.Bars, wantBars)
+	}
+	// What is drawn is what the leader-overlap checker judged.
+	if f := checkers.LeaderOverlap(checkers.Input{History: h}).Figures; int(f["intervals"]) != len(tl.Bars) || int(f["windows"]) != len(tl.Overlaps) {
+		t.Errorf("%d bars and %d overlaps drawn; the checker judged %v intervals and %v windows", len(tl.Bars), len(tl.Overlaps), f["intervals"], f["windows"])
 	}
 	if want := []overlap{{span: span{sec(4), sec(4.2)}, Nodes: []int{0, 1}}}; !reflect.DeepEqual(tl.Overlaps, want) {
 		t.Errorf("overlaps %+v, want %+v", tl.Overlaps, want)
@@ -83,42 +85,10 @@ func TestReadTimeline(t *testing.T) {
 	}
 }
 
-func TestReadTimelineMissing(t *testing.T) {
-	tl, err := readTimeline(filepath.Join(t.TempDir(), HistoryFile), []string{"n1"})
-	if err != nil || tl.Events != 0 || len(tl.Nodes) != 1 {
-		t.Errorf("a missing history gives %+v, %v; want an empty timeline with the configured lane", tl, err)
-	}
-}
-
-func TestReadTimelineLongLine(t *testing.T) {
-	long := `{"index":0,"time":5,"type":"leader","node":"n1","value":"` + strings.Repeat("x", 300*1024) + `"}` + "\n" +
-		`{"index":1,"time":7,"type":"leader","node":"n1"}` + "\n"
-	path := filepath.Join(t.TempDir(), HistoryFile)
-	if err := os.WriteFile(path, []byte(long), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	tl, err := readTimeline(path, nil)
-	if err != nil || tl.Skipped != 1 || tl.Events != 1 || tl.End != 7 {
-		t.Errorf("got %+v, %v; want the long line skipped and the next one read", tl, err)
-	}
-}
-
-func TestSweep(t *testing.T) {
-	bars := []bar{
-		{span: span{10, 50}, Node: 0},
-		{span: span{20, 30}, Node: 1},
-		{span: span{25, 60}, Node: 2},
-		{span: span{70, 70}, Node: 1}, // one proof, alone
-		{span: span{80, 90}, Node: 0},
-		{span: span{90, 95}, Node: 1}, // starts as the other ends: at once
-	}
-	ovs, idle := sweep(bars, 3, 100)
-	want := []overlap{{span: span{20, 50}, Nodes: []int{0, 1, 2}}, {span: span{90, 90}, Nodes: []int{0, 1}}}
-	if !reflect.DeepEqual(ovs, want) {
-		t.Errorf("overlaps %+v, want %+v", ovs, want)
-	}
-	if want := []span{{0, 10}, {60, 70}, {70, 80}, {95, 100}}; !reflect.DeepEqual(idle, want) {
-		t.Errorf("leaderless %v, want %v", idle, want)
+func TestBuildTimelineEmpty(t *testing.T) {
+	tl := buildTimeline(nil, []string{"n1"})
+	if tl.Events != 0 || len(tl.Nodes) != 1 || tl.Bars != nil || tl.Leaderless != nil {
+		t.Errorf("no history gives %+v; want an empty timeline with the configured lane", tl)
 	}
 }
 

@@ -24,8 +24,7 @@ type timelineView struct {
 	Tokens     []tokenSwatch
 	MoreTokens int
 	Writes     [outcomes]int
-	Events     int64
-	Skipped    int
+	Events     int
 }
 
 type tokenSwatch struct {
@@ -83,7 +82,7 @@ func timelineOf(tl *timeline, vs []numbered) timelineView {
 	v := timelineView{
 		End: ms(end), Height: h, Names: template.HTML(rowNames(tl.Nodes)),
 		Plot: template.HTML(plot.String()), Overlay: template.HTML(labels(ls, end)),
-		Resolution: time.Duration(res).String(), Events: tl.Events, Skipped: tl.Skipped,
+		Resolution: time.Duration(res).String(), Events: tl.Events,
 	}
 	v.Tokens, v.MoreTokens = swatches(tl)
 	for _, o := range tl.Ops {

@@ -294,13 +294,13 @@ func analyzeCmd(args []string) (int, error) {
 			cfg.RecoveryTimeout = flags.RecoveryTimeout
 		}
 	})
-	report, _, err := harness.Analyze(dir, promise, cfg.ObserveInterval, checkers.Options{
+	report, events, err := harness.Analyze(dir, promise, cfg.ObserveInterval, checkers.Options{
 		CheckTimeout: cfg.CheckTimeout, RecoveryTimeout: cfg.RecoveryTimeout,
 	})
 	if err != nil {
 		return 0, analyzeError(err)
 	}
-	if err := results.WriteReport(dir, info, report); err != nil {
+	if err := results.WriteReport(dir, info, report, events); err != nil {
 		return 0, err
 	}
 	summarize(&harness.Outcome{Dir: dir, Info: info, Report: report})
