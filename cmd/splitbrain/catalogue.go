@@ -179,5 +179,13 @@ func detection(firsts []time.Duration, runs int) string {
 	if len(firsts)%2 == 0 {
 		median = (firsts[len(firsts)/2-1] + median) / 2
 	}
-	return fmt.Sprintf("violation in %d/%d runs, first after %.1f s (median)", len(firsts), runs, median.Seconds())
+	s := fmt.Sprintf("violation in %d/%d runs, first after %.1f s", len(firsts), runs, median.Seconds())
+	if len(firsts) == 1 {
+		return s
+	}
+	each := make([]string, len(firsts))
+	for i, f := range firsts {
+		each[i] = fmt.Sprintf("%.1f", f.Seconds())
+	}
+	return s + " (median of " + strings.Join(each, ", ") + ")"
 }

@@ -53,9 +53,9 @@ func TestDetection(t *testing.T) {
 		want   string
 	}{
 		{nil, 2, "no violation in 2/2 runs"},
-		{[]time.Duration{9 * time.Second}, 1, "violation in 1/1 runs, first after 9.0 s (median)"},
-		{[]time.Duration{12 * time.Second, 6 * time.Second, 30 * time.Second}, 5, "violation in 3/5 runs, first after 12.0 s (median)"},
-		{[]time.Duration{8 * time.Second, 6 * time.Second}, 2, "violation in 2/2 runs, first after 7.0 s (median)"},
+		{[]time.Duration{9 * time.Second}, 1, "violation in 1/1 runs, first after 9.0 s"},
+		{[]time.Duration{12 * time.Second, 6 * time.Second, 30 * time.Second}, 5, "violation in 3/5 runs, first after 12.0 s (median of 6.0, 12.0, 30.0)"},
+		{[]time.Duration{8 * time.Second, 6 * time.Second}, 2, "violation in 2/2 runs, first after 7.0 s (median of 6.0, 8.0)"},
 	} {
 		if got := detection(tc.firsts, tc.runs); got != tc.want {
 			t.Errorf("got %q, want %q", got, tc.want)
