@@ -80,7 +80,7 @@ func (c *cluster) Restart(ctx context.Context, node string) error {
 	if err := c.docker.Restart(ctx, c.ids[node]); err != nil {
 		return err
 	}
-	if err := c.learnAddress(ctx, node); err != nil {
+	if err := c.learnAddress(ctx, node, c.ids[node]); err != nil {
 		return err
 	}
 	c.mu.RLock()
@@ -215,8 +215,11 @@ func (c *cluster) applyRules(ctx context.Context, node netip.Addr, r netfilter.R
 
 var sidecarClient = &http.Client{Timeout: 5 * time.Second}
 
-func (c *cluster) learnAddress(ctx context.Context, node string) error {
-	ip, err := c.docker.IP(ctx, c.ids[node], c.network)
+// learnAddress asks Docker for the address of node's container id. It takes
+// the id rather than reading c.ids, which the goroutines starting the
+// nodes are still filling in.
+func (c *cluster) learnAddress(ctx context.Context, node, id string) error {
+	ip, err := c.docker.IP(ctx, id, c.network)
 	if err != nil {
 		return err
 	}

@@ -272,7 +272,7 @@ func (r *run) startCluster(ctx context.Context) error {
 		return err
 	}
 	c.ids["resource"] = res.ID
-	if err := c.learnAddress(ctx, "resource"); err != nil {
+	if err := c.learnAddress(ctx, "resource", res.ID); err != nil {
 		return err
 	}
 	c.resourceURL = fmt.Sprintf("http://%s:%d", c.ips["resource"], resourcePort)
@@ -296,7 +296,7 @@ func (r *run) startCluster(ctx context.Context) error {
 			}
 			mu.Unlock()
 			if err == nil {
-				err = c.learnAddress(ctx, node)
+				err = c.learnAddress(ctx, node, ctr.ID)
 			}
 			if err == nil && r.partitions() {
 				var id string
