@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"net/http"
 	"net/netip"
 	"os"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/splitbrain/splitbrain/nemesis"
 	"github.com/splitbrain/splitbrain/nemesis/netfilter"
+	"github.com/splitbrain/splitbrain/targets"
 	"github.com/splitbrain/splitbrain/targets/sdk"
 )
 
@@ -42,14 +44,17 @@ type cluster struct {
 	restartMu   sync.Mutex // see Restart
 	mu          sync.RWMutex
 	nodes       []string
-	ids         map[string]string     // node or "resource" -> container id
-	ips         map[string]netip.Addr // node or "resource" -> address on the run's network
+	services    []string              // the target's service containers, by name
+	ids         map[string]string     // node, service or "resource" -> container id
+	ips         map[string]netip.Addr // node, service or "resource" -> address on the run's network
 	sidecars    map[string]string     // node -> its packet-filter sidecar's container id
 	grudge      nemesis.Grudge        // the partition in effect
 	resourceURL string
 }
 
 func (c *cluster) Nodes() []string { return c.nodes }
+
+func (c *cluster) Services() []string { return c.services }
 
 func (c *cluster) NodeURL(node string) string {
 	c.mu.RLock()
@@ -241,6 +246,32 @@ func (c *cluster) waitSidecars(ctx context.Context, nodes []string, timeout time
 		return fmt.Sprintf("http://%s/health", netip.AddrPortFrom(c.ips[node], netfilter.Port))
 	})
 	return err
+}
+
+// waitService waits until the service s accepts connections on its port
+// and, if it names a health path, answers 200 there.
+func (c *cluster) waitService(ctx context.Context, s targets.Service, timeout time.Duration) error {
+	c.mu.RLock()
+	addr := netip.AddrPortFrom(c.ips[s.Name], uint16(s.Port))
+	c.mu.RUnlock()
+	if s.Health != "" {
+		_, err := waitAll(ctx, []string{s.Name}, timeout, func(string) string { return "http://" + addr.String() + s.Health })
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var d net.Dialer
+	for {
+		conn, err := d.DialContext(ctx, "tcp", addr.String())
+		if err == nil {
+			return conn.Close()
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s accepted no connection on port %d within %s", s.Name, s.Port, timeout)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // waitHealthy polls GET /health on every node until all answer 200 or the

@@ -26,12 +26,13 @@ import (
 // builder is used: it needs nothing from a registry and no BuildKit.
 const scratchDockerfile = "FROM scratch\nCOPY app /app\nENTRYPOINT [\"/app\"]\n"
 
-// BuildTargetImage builds a target's node image as its manifest says.
-func (d *Docker) BuildTargetImage(ctx context.Context, tag string, m targets.Manifest) error {
-	if m.Build.Dockerfile != "" {
-		return d.BuildDockerfileImage(ctx, tag, m.Dir, m.Build.Dockerfile)
+// BuildTargetImage builds an image of a target, its nodes' or a service's,
+// as b in the manifest in dir says.
+func (d *Docker) BuildTargetImage(ctx context.Context, tag, dir string, b targets.Build) error {
+	if b.Dockerfile != "" {
+		return d.BuildDockerfileImage(ctx, tag, dir, b.Dockerfile)
 	}
-	return d.BuildGoImage(ctx, tag, m.Dir, m.Build.Go)
+	return d.BuildGoImage(ctx, tag, dir, b.Go)
 }
 
 // BuildGoImage compiles the main package pkg (relative to dir, in the Go

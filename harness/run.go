@@ -154,6 +154,9 @@ func prepare(cfg Config) (*run, error) {
 	)
 	for i, g := range groups {
 		for _, f := range g {
+			if nemesis.NeedsServices(f.Name) && len(m.Services) == 0 {
+				return nil, badInput("--nemesis %s: target %s has no service containers (services in its %s)", f.Name, m.Name, targets.ManifestFile)
+			}
 			faults = append(faults, f)
 			names[i] = append(names[i], f.Name)
 		}
@@ -201,9 +204,13 @@ func (r *run) execute(ctx context.Context) (err error) {
 	return r.drive(ctx)
 }
 
-// Images of a run: the target's nodes, the resource, and the packet-filter
-// sidecar.
+// Images of a run: the target's nodes and services, the resource, and the
+// packet-filter sidecar.
 func (r *run) nodeImage() string { return "splitbrain/" + r.manifest.Name + ":latest" }
+
+func (r *run) serviceImage(s targets.Service) string {
+	return "splitbrain/" + r.manifest.Name + "-" + s.Name + ":latest"
+}
 
 const (
 	resourceImage  = "splitbrain/resource:latest"
@@ -219,8 +226,11 @@ func (r *run) partitions() bool {
 func (r *run) buildImages(ctx context.Context) error {
 	start := time.Now()
 	builds := []func() error{
-		func() error { return r.docker.BuildTargetImage(ctx, r.nodeImage(), r.manifest) },
+		func() error { return r.docker.BuildTargetImage(ctx, r.nodeImage(), r.manifest.Dir, r.manifest.Build) },
 		func() error { return r.docker.BuildGoImage(ctx, resourceImage, r.cfg.RepoRoot, resourceMain) },
+	}
+	for _, s := range r.manifest.Services {
+		builds = append(builds, func() error { return r.docker.BuildTargetImage(ctx, r.serviceImage(s), r.manifest.Dir, s.Build) })
 	}
 	if r.partitions() {
 		builds = append(builds, func() error { return r.docker.BuildGoImage(ctx, netfilterImage, r.cfg.RepoRoot, netfilterMain) })
@@ -235,8 +245,8 @@ func (r *run) buildImages(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// startCluster starts the resource and every node on a fresh internal
-// network and waits until every node answers /health.
+// startCluster starts the resource, the target's services and every node
+// on a fresh internal network and waits until every node answers /health.
 func (r *run) startCluster(ctx context.Context) error {
 	start := time.Now()
 	netName, err := r.docker.NewNetwork(ctx, r.info.ID)
@@ -276,6 +286,9 @@ func (r *run) startCluster(ctx context.Context) error {
 		return err
 	}
 	c.resourceURL = fmt.Sprintf("http://%s:%d", c.ips["resource"], resourcePort)
+	if err := r.startServices(ctx); err != nil {
+		return err
+	}
 
 	var (
 		wg   sync.WaitGroup
@@ -331,6 +344,45 @@ func (r *run) startCluster(ctx context.Context) error {
 	return nil
 }
 
+// startServices starts the target's service containers, all at once, and
+// waits until each is ready: the nodes may need them from their first
+// moment.
+func (r *run) startServices(ctx context.Context) error {
+	c := r.cluster
+	errs := make([]error, len(r.manifest.Services))
+	var (
+		wg sync.WaitGroup
+		mu sync.Mutex
+	)
+	for i, s := range r.manifest.Services {
+		c.services = append(c.services, s.Name)
+		wg.Go(func() {
+			ctr, err := r.docker.Start(ctx, ContainerSpec{
+				RunID: r.info.ID, Name: s.Name, Image: r.serviceImage(s), Network: c.network, Env: s.Env,
+			})
+			if ctr.ID != "" {
+				mu.Lock()
+				c.ids[s.Name] = ctr.ID
+				mu.Unlock()
+			}
+			if err == nil {
+				err = c.learnAddress(ctx, s.Name, ctr.ID)
+			}
+			if err == nil {
+				err = c.waitService(ctx, s, r.cfg.StartTimeout)
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return r.withLog(ctx, r.manifest.Services[i].Name, fmt.Errorf("service %v", err))
+		}
+	}
+	return nil
+}
+
 // withLog explains a node that did not start: its exit code if its process
 // ended (that is the cause, whatever err says), and the tail of its log.
 func (r *run) withLog(ctx context.Context, node string, err error) error {
@@ -364,6 +416,13 @@ func (r *run) nodeEnv(node string) map[string]string {
 		"SPLITBRAIN_RESOURCE":   fmt.Sprintf("http://resource:%d", resourcePort),
 		"SPLITBRAIN_CLOCK_FILE": clockMount + "/" + clockFile,
 		"SPLITBRAIN_ADDR":       fmt.Sprintf(":%d", r.manifest.Port),
+	}
+	if len(r.manifest.Services) > 0 {
+		var services []string
+		for _, s := range r.manifest.Services {
+			services = append(services, fmt.Sprintf("%s:%d", s.Name, s.Port))
+		}
+		env["SPLITBRAIN_SERVICES"] = strings.Join(services, ",")
 	}
 	for k, v := range r.manifest.Env {
 		env[k] = v

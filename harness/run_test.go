@@ -217,3 +217,19 @@ func TestPausedLeaderIsCaughtOnlyWithoutFence(t *testing.T) {
 		})
 	}
 }
+
+func TestServiceThatNeverBecomesReady(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.TargetDir = "testdata/crashing-service"
+	cfg.StartTimeout = 3 * time.Second
+	out, err := harness.Run(context.Background(), cfg)
+	if err == nil {
+		t.Fatal("ran without its service")
+	}
+	for _, want := range []string{"store", "the disk is on fire"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	assertNothingLeft(t, out.Info.ID)
+}

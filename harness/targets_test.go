@@ -122,3 +122,38 @@ func TestGoTargetWithoutModule(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// The lease target's store is a service container: started before the
+// nodes, logged, and killed, frozen and cut off by the service faults,
+// each of which takes effect without error, and a correct lease stays
+// valid through them.
+func TestServiceTarget(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Target = "lease"
+	cfg.Nemesis = []string{"kill-service", "pause-service", "partition-service"}
+	cfg.TimeLimit = 10 * time.Second
+	cfg.NemesisInterval = 3 * time.Second
+	out, err := harness.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertNothingLeft(t, out.Info.ID)
+	if out.Report.Valid != checkers.Valid {
+		t.Errorf("verdict %v: %+v", out.Report.Valid, out.Report.Checkers)
+	}
+	injected := map[string]bool{}
+	for _, f := range out.Info.Faults {
+		if f.Error != "" {
+			t.Errorf("%s: %s", f.Fault, f.Error)
+		}
+		injected[f.Fault] = true
+	}
+	for _, f := range cfg.Nemesis {
+		if !injected[f] {
+			t.Errorf("%s never injected: %+v", f, out.Info.Faults)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out.Dir, "logs", "store.log")); err != nil {
+		t.Errorf("the service's log: %v", err)
+	}
+}

@@ -31,9 +31,10 @@ const (
 	Minority Target = "minority" // a random minority, at least one node
 	Majority Target = "majority" // a random majority
 	All      Target = "all"      // every node
+	Service  Target = "service"  // one of the target's service containers, at random
 )
 
-var targets = []Target{Leader, One, Minority, Majority, All}
+var targets = []Target{Leader, One, Minority, Majority, All, Service}
 
 // families are the short names --nemesis accepts, each standing for the
 // faults a user most likely means by it.
@@ -43,7 +44,12 @@ var families = map[string][]string{
 	"partition": {"partition-leader", "partition-one", "partition-halves", "partition-ring", "partition-bridge", "partition-oneway", "partition-resource"},
 	"clock":     {"clock-bump", "clock-strobe", "clock-rate"},
 	"packet":    {"packet-delay", "packet-loss"},
+	"service":   {"kill-service", "pause-service", "partition-service"},
 }
+
+// NeedsServices reports whether fault acts on a target's service
+// containers, which not every target has.
+func NeedsServices(fault string) bool { return strings.HasSuffix(fault, "-service") }
 
 // catalogue holds every fault by name.
 var catalogue = func() map[string]Fault {
@@ -68,6 +74,7 @@ var catalogue = func() map[string]Fault {
 	add(partition("partition-resource", func(c Cluster, rng *rand.Rand) Grudge {
 		return CutFromResource(leaderOr(c, rng))
 	}))
+	add(partitionService)
 	add(clockBump)
 	add(clockStrobe)
 	add(clockRate)
@@ -141,6 +148,12 @@ func choose(c Cluster, t Target, rng *rand.Rand) []string {
 		return nodes[:max(1, (len(nodes)-1)/2)]
 	case Majority:
 		return nodes[:len(nodes)/2+1]
+	case Service:
+		services := c.Services()
+		if len(services) == 0 {
+			return nil
+		}
+		return []string{services[rng.IntN(len(services))]}
 	}
 	return nodes
 }
@@ -163,6 +176,9 @@ func nodeFault(verb string, t Target, done string, act, undo func(Cluster, conte
 	return Fault{Name: verb + "-" + string(t), inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
 		leader := c.Leader()
 		nodes := choose(c, t, rng)
+		if len(nodes) == 0 {
+			return Applied{}, fmt.Errorf("%s-%s: the target has no service containers", verb, t)
+		}
 		what := done + " " + strings.Join(nodes, ", ")
 		if slices.Contains(nodes, leader) {
 			what += " (leader " + leader + ")"
@@ -210,6 +226,23 @@ func partition(name string, shape func(Cluster, *rand.Rand) Grudge) Fault {
 		return a, c.Partition(ctx, g)
 	}}
 }
+
+// partitionService cuts the leader from every service container of the
+// target (its lock server, its etcd): it still talks to its peers and to
+// the resource, but cannot renew whatever it holds there.
+var partitionService = Fault{Name: "partition-service", inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
+	services := c.Services()
+	if len(services) == 0 {
+		return Applied{}, errors.New("partition-service: the target has no service containers")
+	}
+	node := leaderOr(c, rng)
+	a := Applied{
+		Nodes: []string{node},
+		What:  node + " cut from " + strings.Join(services, ", "),
+		Heal:  func(ctx context.Context) error { return c.Partition(ctx, nil) },
+	}
+	return a, c.Partition(ctx, CutFrom(node, services...))
+}}
 
 // Clock faults hit a random minority of nodes, each with a skew of its own.
 // Go targets read wall time through the SDK's clock, which follows the file

@@ -219,8 +219,12 @@ func OneWay(nodes []string, from string) Grudge {
 // CutFromResource makes node drop every packet from the resource, and nothing
 // else: it still talks to its peers but cannot use (or renew its hold on) the
 // resource.
-func CutFromResource(node string) Grudge {
-	return Grudge{node: {All: []string{GrudgeResource}}}
+func CutFromResource(node string) Grudge { return CutFrom(node, GrudgeResource) }
+
+// CutFrom makes node drop every packet from the containers named, and
+// nothing else.
+func CutFrom(node string, containers ...string) Grudge {
+	return Grudge{node: {All: containers}}
 }
 
 // String describes g in a few words for the history: components as

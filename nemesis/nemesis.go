@@ -15,6 +15,9 @@ import (
 // Cluster is what faults act on. The harness implements it over Docker.
 type Cluster interface {
 	Nodes() []string
+	// Services names the target's service containers, which Kill,
+	// Restart, Pause and Resume take as well as nodes.
+	Services() []string
 	// Leader is the node currently believed to lead, "" if none is known.
 	Leader() string
 	Kill(ctx context.Context, node string) error

@@ -20,7 +20,8 @@ import (
 const CatalogueFile = "catalogue.yaml"
 
 // Families are the nemesis families of the catalogue's table, in order.
-var Families = []string{"none", "partition", "pause", "kill", "clock"}
+// "service" applies only to targets with service containers.
+var Families = []string{"none", "partition", "pause", "kill", "clock", "service"}
 
 // Catalogue is the verdict splitbrain must reach for each target under
 // each nemesis family, and the checker that reaches it: correct targets
@@ -79,24 +80,28 @@ func LoadCatalogue(path string, known []Manifest) (*Catalogue, error) {
 	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
-	names := make([]string, len(known))
-	for i, m := range known {
-		names[i] = m.Name
+	byName := make(map[string]Manifest, len(known))
+	for _, m := range known {
+		byName[m.Name] = m
 	}
 	for i, r := range c.Rows {
-		if err := r.validate(names); err != nil {
+		if err := r.validate(byName); err != nil {
 			return nil, fmt.Errorf("%s: row %d (%s, %s): %v", path, i+1, r.Target, r.Family, err)
 		}
 	}
 	return &c, nil
 }
 
-func (r Row) validate(targets []string) error {
-	if !slices.Contains(targets, r.Target) {
+func (r Row) validate(targets map[string]Manifest) error {
+	m, ok := targets[r.Target]
+	if !ok {
 		return fmt.Errorf("unknown target %q", r.Target)
 	}
 	if !slices.Contains(Families, r.Family) {
 		return fmt.Errorf("family %q is not one of %s", r.Family, strings.Join(Families, ", "))
+	}
+	if r.Family == "service" && len(m.Services) == 0 {
+		return fmt.Errorf("target %s has no service containers", r.Target)
 	}
 	for _, n := range r.Nemesis {
 		if n != r.Family && !strings.HasPrefix(n, r.Family+"-") {

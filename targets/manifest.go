@@ -37,16 +37,33 @@ type Manifest struct {
 	// Env is extra environment for every node. SPLITBRAIN_* is the
 	// harness's own and cannot be set here.
 	Env map[string]string `yaml:"env"`
-	// Services are extra containers a target needs (an etcd, a Redis). Not
-	// supported yet: a manifest that names any is refused, rather than run
-	// without them.
-	Services []any `yaml:"services"`
+	// Services are the containers a target needs besides its nodes (an
+	// etcd, a Redis, a lock server): started before the nodes, on the
+	// same network, and open to the nemesis's service faults.
+	Services []Service `yaml:"services"`
 	// Promise is what the target claims: "exclusive", "overlap-bound: D"
 	// or "fenced". The checkers read it to tell violations from risks.
 	Promise string `yaml:"promise"`
 
 	// Dir is the absolute folder the manifest was read from.
 	Dir string `yaml:"-"`
+}
+
+// Service is one extra container of a target. Its name is its host name on
+// the run's network; nodes find every service in SPLITBRAIN_SERVICES.
+type Service struct {
+	// Name is the service's host name: lower case letters, digits and
+	// '-', neither a node's name (n1, n2...) nor "resource".
+	Name  string `yaml:"name"`
+	Build Build  `yaml:"build"`
+	// Port is where the service listens; the nodes start once it accepts
+	// connections there (and, with Health, once that path answers 200).
+	Port int `yaml:"port"`
+	// Health is an optional HTTP path that answers 200 once the service is
+	// ready; without it a TCP connection to Port is enough.
+	Health string `yaml:"health"`
+	// Env is the service's environment.
+	Env map[string]string `yaml:"env"`
 }
 
 // Build says how the node image is made: exactly one of Go and Dockerfile.
@@ -62,8 +79,10 @@ type Build struct {
 }
 
 var (
-	validName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
-	validEnv  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	validName    = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
+	validService = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+	nodeName     = regexp.MustCompile(`^n[0-9]+$`)
+	validEnv     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
 
 // Load reads and validates the manifest in dir.
@@ -104,27 +123,24 @@ func (m Manifest) validate() error {
 		return fmt.Errorf("name %q: use lower case letters, digits, '.', '_' and '-'", m.Name)
 	case m.Description == "" || strings.Contains(m.Description, "\n"):
 		return errors.New("description must be one line")
-	case m.Build.Go == "" && m.Build.Dockerfile == "":
-		return errors.New("build is missing: give build.go (a main package) or build.dockerfile")
-	case m.Build.Go != "" && m.Build.Dockerfile != "":
-		return errors.New("build: give build.go or build.dockerfile, not both")
 	case m.Port < 1 || m.Port > 65535:
 		return fmt.Errorf("port %d is out of range", m.Port)
-	case len(m.Services) > 0:
-		return errors.New("services: extra service containers are not supported yet (see targets/README.md)")
 	}
-	if f := m.Build.Dockerfile; f != "" {
-		if fi, err := os.Stat(filepath.Join(m.Dir, f)); err != nil || !fi.Mode().IsRegular() {
-			return fmt.Errorf("build.dockerfile: no file %s in %s", f, m.Dir)
-		}
+	if err := m.Build.validate(m.Dir, "build"); err != nil {
+		return err
 	}
-	for k := range m.Env {
-		switch {
-		case !validEnv.MatchString(k):
-			return fmt.Errorf("env: %q is not a variable name", k)
-		case strings.HasPrefix(k, "SPLITBRAIN_"):
-			return fmt.Errorf("env: %s is the harness's own (DESIGN.md, Node API)", k)
+	if err := validateEnv(m.Env, "env"); err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for i, s := range m.Services {
+		if err := s.validate(m.Dir, fmt.Sprintf("services[%d]", i)); err != nil {
+			return err
 		}
+		if seen[s.Name] {
+			return fmt.Errorf("services: two are named %q", s.Name)
+		}
+		seen[s.Name] = true
 	}
 	if m.Promise == "" {
 		return errors.New("promise is missing (exclusive, overlap-bound: D, or fenced)")
@@ -133,6 +149,52 @@ func (m Manifest) validate() error {
 		return err
 	}
 	return nil
+}
+
+func (b Build) validate(dir, field string) error {
+	switch {
+	case b.Go == "" && b.Dockerfile == "":
+		return fmt.Errorf("%s is missing: give %[1]s.go (a main package) or %[1]s.dockerfile", field)
+	case b.Go != "" && b.Dockerfile != "":
+		return fmt.Errorf("%s: give %[1]s.go or %[1]s.dockerfile, not both", field)
+	}
+	if f := b.Dockerfile; f != "" {
+		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || !fi.Mode().IsRegular() {
+			return fmt.Errorf("%s.dockerfile: no file %s in %s", field, f, dir)
+		}
+	}
+	return nil
+}
+
+func validateEnv(env map[string]string, field string) error {
+	for k := range env {
+		switch {
+		case !validEnv.MatchString(k):
+			return fmt.Errorf("%s: %q is not a variable name", field, k)
+		case strings.HasPrefix(k, "SPLITBRAIN_"):
+			return fmt.Errorf("%s: %s is the harness's own (DESIGN.md, Node API)", field, k)
+		}
+	}
+	return nil
+}
+
+func (s Service) validate(dir, field string) error {
+	switch {
+	case s.Name == "":
+		return fmt.Errorf("%s: name is missing", field)
+	case !validService.MatchString(s.Name):
+		return fmt.Errorf("%s: name %q: use lower case letters, digits and '-', starting with a letter", field, s.Name)
+	case nodeName.MatchString(s.Name) || s.Name == "resource":
+		return fmt.Errorf("%s: name %q is taken by the harness (nodes are n1, n2...; the resource is \"resource\")", field, s.Name)
+	case s.Port < 1 || s.Port > 65535:
+		return fmt.Errorf("%s (%s): port is missing or out of range", field, s.Name)
+	case s.Health != "" && !strings.HasPrefix(s.Health, "/"):
+		return fmt.Errorf("%s (%s): health must be a path starting with /", field, s.Name)
+	}
+	if err := s.Build.validate(dir, field+".build"); err != nil {
+		return err
+	}
+	return validateEnv(s.Env, field+".env")
 }
 
 // Find returns the target called name among the folders of root.

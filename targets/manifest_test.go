@@ -3,6 +3,7 @@ package targets
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -19,6 +20,7 @@ func TestRepositoryTargetsLoad(t *testing.T) {
 		"raft-no-checkquorum": "overlap-bound: 2s",
 		"bully":               "fenced",
 		"ring":                "fenced",
+		"lease":               "exclusive",
 	}
 	for _, m := range all {
 		if p, ok := want[m.Name]; ok && p != m.Promise {
@@ -63,7 +65,15 @@ func TestManifestErrors(t *testing.T) {
 		{ok + "port: 70000\n", "out of range"},
 		{ok + "env: {SPLITBRAIN_NODE: n9}\n", "harness's own"},
 		{ok + "env: {\"A-B\": x}\n", "not a variable name"},
-		{ok + "services: [{name: etcd}]\n", "not supported yet"},
+		{ok + "services: [{name: etcd, build: {go: ./e}}]\n", "port is missing"},
+		{ok + "services: [{name: n2, port: 1, build: {go: ./e}}]\n", "taken by the harness"},
+		{ok + "services: [{name: resource, port: 1, build: {go: ./e}}]\n", "taken by the harness"},
+		{ok + "services: [{name: Etcd, port: 1, build: {go: ./e}}]\n", "lower case"},
+		{ok + "services: [{name: etcd, port: 1}]\n", "services[0].build is missing"},
+		{ok + "services: [{name: etcd, port: 1, build: {go: ./e}, health: up}]\n", "path starting with /"},
+		{ok + "services: [{name: etcd, port: 1, build: {go: ./e}, env: {SPLITBRAIN_X: y}}]\n", "services[0].env"},
+		{ok + "services: [{name: a, port: 1, build: {go: ./e}}, {name: a, port: 2, build: {go: ./e}}]\n", "two are named"},
+		{ok + "services: [{name: a, port: 1, build: {go: ./e}, pot: 3}]\n", "field pot not found"},
 		{ok + "buidl: {go: ./y}\n", "field buidl not found"},
 		{"name: [x\n", "target.yaml"},
 	} {
@@ -88,6 +98,23 @@ func TestDockerfileManifest(t *testing.T) {
 	}
 	if m.Build.Dockerfile != "Dockerfile" || m.Port != 8080 || m.Env["X_TICK"] != "1s" {
 		t.Fatalf("%+v", m)
+	}
+}
+
+func TestServicesManifest(t *testing.T) {
+	dir := t.TempDir()
+	writeManifest(t, dir, "name: x\ndescription: d\nbuild: {go: ./x}\npromise: exclusive\n"+
+		"services:\n  - {name: store, build: {go: ./cmd/store}, port: 2379, health: /health, env: {STORE_DATA: /data}}\n  - {name: redis-1, build: {go: ./r}, port: 6379}\n")
+	m, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Service{
+		{Name: "store", Build: Build{Go: "./cmd/store"}, Port: 2379, Health: "/health", Env: map[string]string{"STORE_DATA": "/data"}},
+		{Name: "redis-1", Build: Build{Go: "./r"}, Port: 6379},
+	}
+	if !reflect.DeepEqual(m.Services, want) {
+		t.Fatalf("services %+v, want %+v", m.Services, want)
 	}
 }
 

@@ -14,6 +14,9 @@ type Env struct {
 	ResourceURL string   // SPLITBRAIN_RESOURCE: base URL of the resource
 	ClockFile   string   // SPLITBRAIN_CLOCK_FILE: skew for Clock, may be empty
 	Addr        string   // SPLITBRAIN_ADDR: where to serve the node API, default :7070
+	// Services holds the target's service containers by name, each as
+	// host:port (SPLITBRAIN_SERVICES: "store:2379,cache:6379").
+	Services map[string]string
 }
 
 // EnvFromOS reads the environment the harness sets.
@@ -26,6 +29,12 @@ func EnvFromOS() (Env, error) {
 	}
 	if p := os.Getenv("SPLITBRAIN_PEERS"); p != "" {
 		e.Peers = strings.Split(p, ",")
+	}
+	if s := os.Getenv("SPLITBRAIN_SERVICES"); s != "" {
+		e.Services = map[string]string{}
+		for _, addr := range strings.Split(s, ",") {
+			e.Services[PeerHost(addr)] = addr
+		}
 	}
 	if e.Addr == "" {
 		e.Addr = ":7070"

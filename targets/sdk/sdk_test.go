@@ -108,3 +108,25 @@ func TestTransport(t *testing.T) {
 		t.Errorf("malformed message: %d", resp.StatusCode)
 	}
 }
+
+func TestEnvFromOS(t *testing.T) {
+	t.Setenv("SPLITBRAIN_NODE", "n2")
+	t.Setenv("SPLITBRAIN_PEERS", "n1:7070,n3:7070")
+	t.Setenv("SPLITBRAIN_RESOURCE", "http://resource:7000")
+	t.Setenv("SPLITBRAIN_ADDR", "")
+	t.Setenv("SPLITBRAIN_SERVICES", "store:2379,cache:6379")
+	e, err := EnvFromOS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Addr != ":7070" || strings.Join(e.PeerIDs(), ",") != "n1,n3" {
+		t.Errorf("env %+v", e)
+	}
+	if e.Services["store"] != "store:2379" || e.Services["cache"] != "cache:6379" || len(e.Services) != 2 {
+		t.Errorf("services %v", e.Services)
+	}
+	t.Setenv("SPLITBRAIN_NODE", "")
+	if _, err := EnvFromOS(); err == nil {
+		t.Error("no SPLITBRAIN_NODE: no error")
+	}
+}
