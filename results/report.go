@@ -61,6 +61,7 @@ type page struct {
 	Info       Info
 	Config     runConfig
 	Nodes      []string
+	Services   []string // the target's service containers, when faults hit them
 	Verdict    checkers.Validity
 	Headline   string
 	Duration   string
@@ -115,7 +116,16 @@ func WriteReport(dir string, info Info, report checkers.Report, h []history.Even
 		nodes = append(nodes, fmt.Sprintf("n%d", i))
 	}
 	tl := buildTimeline(h, nodes)
-	p := &page{Info: info, Config: cfg, Nodes: tl.Nodes, Verdict: report.Valid}
+	p := &page{Info: info, Config: cfg, Verdict: report.Valid}
+	// Lanes past the run's nodes are its other containers that faults hit
+	// (a target's services).
+	for _, n := range tl.Nodes {
+		if len(nodes) > 0 && !slices.Contains(nodes, n) {
+			p.Services = append(p.Services, n)
+		} else {
+			p.Nodes = append(p.Nodes, n)
+		}
+	}
 	if info.Error != "" {
 		p.Verdict = checkers.Unknown
 	}
