@@ -377,7 +377,7 @@ func (r *run) startServices(ctx context.Context) error {
 	wg.Wait()
 	for i, err := range errs {
 		if err != nil {
-			return r.withLog(ctx, r.manifest.Services[i].Name, fmt.Errorf("service %v", err))
+			return r.withLog(ctx, r.manifest.Services[i].Name, fmt.Errorf("service %s: %v", r.manifest.Services[i].Name, err))
 		}
 	}
 	return nil
@@ -392,7 +392,11 @@ func (r *run) withLog(ctx context.Context, node string, err error) error {
 		return err
 	}
 	if exited, code := r.docker.Exited(ctx, id); exited {
-		err = fmt.Errorf("%s never became healthy: its process exited with code %d", node, code)
+		what := node
+		if slices.Contains(r.cluster.services, node) {
+			what = "service " + node
+		}
+		err = fmt.Errorf("%s never became healthy: its process exited with code %d", what, code)
 	}
 	logs, lerr := r.docker.Logs(ctx, id)
 	if lerr != nil || len(logs) == 0 {

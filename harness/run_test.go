@@ -128,23 +128,32 @@ func TestUnfencedResourceRunsAndReports(t *testing.T) {
 	}
 }
 
-func TestNodeThatNeverBecomesHealthy(t *testing.T) {
-	cfg := testConfig(t)
-	cfg.TargetDir = "testdata/crashing"
-	cfg.StartTimeout = 3 * time.Second
-	out, err := harness.Run(context.Background(), cfg)
-	if err == nil {
-		t.Fatal("a crashing target ran")
+// A node or a service that dies at start fails the run with its last
+// words, and leaves nothing behind.
+func TestContainerThatNeverBecomesReady(t *testing.T) {
+	for _, tc := range []struct{ dir, want string }{
+		{"testdata/crashing", "never became healthy"},
+		{"testdata/crashing-service", "service store"},
+	} {
+		t.Run(filepath.Base(tc.dir), func(t *testing.T) {
+			cfg := testConfig(t)
+			cfg.TargetDir = tc.dir
+			cfg.StartTimeout = 3 * time.Second
+			out, err := harness.Run(context.Background(), cfg)
+			if err == nil {
+				t.Fatal("a crashing target ran")
+			}
+			for _, want := range []string{tc.want, "the disk is on fire"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not say %q", err, want)
+				}
+			}
+			if out == nil {
+				t.Fatal("no outcome for a failed run")
+			}
+			assertNothingLeft(t, out.Info.ID)
+		})
 	}
-	for _, want := range []string{"never became healthy", "the disk is on fire"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error %q does not say %q", err, want)
-		}
-	}
-	if out == nil {
-		t.Fatal("no outcome for a failed run")
-	}
-	assertNothingLeft(t, out.Info.ID)
 }
 
 func TestImageThatFailsToBuild(t *testing.T) {
@@ -216,20 +225,4 @@ func TestPausedLeaderIsCaughtOnlyWithoutFence(t *testing.T) {
 			}
 		})
 	}
-}
-
-func TestServiceThatNeverBecomesReady(t *testing.T) {
-	cfg := testConfig(t)
-	cfg.TargetDir = "testdata/crashing-service"
-	cfg.StartTimeout = 3 * time.Second
-	out, err := harness.Run(context.Background(), cfg)
-	if err == nil {
-		t.Fatal("ran without its service")
-	}
-	for _, want := range []string{"store", "the disk is on fire"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error %q does not say %q", err, want)
-		}
-	}
-	assertNothingLeft(t, out.Info.ID)
 }
