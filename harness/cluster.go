@@ -78,31 +78,32 @@ func (c *cluster) Kill(ctx context.Context, node string) error {
 	return c.docker.Kill(ctx, c.ids[node])
 }
 
-// Restart starts a killed node again, learns its address anew, and puts
-// its packet-filter sidecar into its new network namespace with the rules
-// of the partition in effect: a restarted node stays partitioned.
-func (c *cluster) Restart(ctx context.Context, node string) error {
-	if err := c.docker.Restart(ctx, c.ids[node]); err != nil {
+// Restart starts a killed node or service again, learns its address anew,
+// puts a node's packet-filter sidecar into its new network namespace, and
+// rewrites the rules of the partition in effect, which may name the old
+// address: a restarted container stays partitioned.
+func (c *cluster) Restart(ctx context.Context, name string) error {
+	if err := c.docker.Restart(ctx, c.ids[name]); err != nil {
 		return err
 	}
-	if err := c.learnAddress(ctx, node, c.ids[node]); err != nil {
+	if err := c.learnAddress(ctx, name, c.ids[name]); err != nil {
 		return err
 	}
 	c.mu.RLock()
-	sidecar := c.sidecars[node]
+	sidecar := c.sidecars[name]
 	c.mu.RUnlock()
-	if sidecar == "" {
-		return nil
-	}
-	// Nodes restarted together (kill-minority's heal) take turns here, so
-	// that none rewrites rules through a sidecar another is restarting.
+	// Containers restarted together (kill-minority's heal) take turns
+	// here, so that none rewrites rules through a sidecar another is
+	// restarting.
 	c.restartMu.Lock()
 	defer c.restartMu.Unlock()
-	if err := c.docker.RestartContainer(ctx, sidecar); err != nil {
-		return fmt.Errorf("restart %s's packet filter: %v", node, err)
-	}
-	if err := c.waitSidecars(ctx, []string{node}, 10*time.Second); err != nil {
-		return err
+	if sidecar != "" {
+		if err := c.docker.RestartContainer(ctx, sidecar); err != nil {
+			return fmt.Errorf("restart %s's packet filter: %v", name, err)
+		}
+		if err := c.waitSidecars(ctx, []string{name}, 10*time.Second); err != nil {
+			return err
+		}
 	}
 	c.mu.RLock()
 	g := c.grudge

@@ -209,7 +209,7 @@ func (r *run) execute(ctx context.Context) (err error) {
 func (r *run) nodeImage() string { return "splitbrain/" + r.manifest.Name + ":latest" }
 
 func (r *run) serviceImage(s targets.Service) string {
-	return "splitbrain/" + r.manifest.Name + "-" + s.Name + ":latest"
+	return "splitbrain/" + r.manifest.Name + "/" + s.Name + ":latest"
 }
 
 const (

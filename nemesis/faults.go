@@ -21,10 +21,11 @@ type Fault struct {
 	inject func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error)
 }
 
-// Target says which nodes a node fault hits.
+// Target says which containers a kill or pause hits: nodes, or one of the
+// target's services.
 type Target string
 
-// Targets of node faults.
+// Targets of kills and pauses.
 const (
 	Leader   Target = "leader"   // the current leader (a random node when none is known)
 	One      Target = "one"      // one random node
@@ -135,7 +136,7 @@ func packetFaultsUnavailable(name string) error {
 	return fmt.Errorf("%s: packet delay and loss need the kernel's netem (sch_netem), and this kernel has not loaded it", name)
 }
 
-// choose resolves a target to nodes.
+// choose resolves a target to nodes, or to a service.
 func choose(c Cluster, t Target, rng *rand.Rand) []string {
 	nodes := slices.Clone(c.Nodes())
 	rng.Shuffle(len(nodes), func(i, j int) { nodes[i], nodes[j] = nodes[j], nodes[i] })

@@ -222,7 +222,8 @@ func OneWay(nodes []string, from string) Grudge {
 func CutFromResource(node string) Grudge { return CutFrom(node, GrudgeResource) }
 
 // CutFrom makes node drop every packet from the containers named, and
-// nothing else.
+// nothing else. String names only a cut from the resource as such; a
+// fault that cuts a node from other containers describes that itself.
 func CutFrom(node string, containers ...string) Grudge {
 	return Grudge{node: {All: containers}}
 }

@@ -1,8 +1,13 @@
 package nemesis
 
 import (
+	"context"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/splitbrain/splitbrain/targets/sdk"
 )
 
 func TestExpand(t *testing.T) {
@@ -39,5 +44,68 @@ func TestEveryFamilyMemberExists(t *testing.T) {
 				t.Errorf("family %s names unknown fault %s", fam, n)
 			}
 		}
+	}
+}
+
+// services is a cluster of three nodes and one service that records what
+// is done to which container: enough to check whom a fault aims at.
+type services struct {
+	done     []string
+	services []string
+	grudge   Grudge
+}
+
+func (c *services) Nodes() []string    { return []string{"n1", "n2", "n3"} }
+func (c *services) Services() []string { return c.services }
+func (c *services) Leader() string     { return "n2" }
+func (c *services) record(verb, name string) error {
+	c.done = append(c.done, verb+" "+name)
+	return nil
+}
+func (c *services) Kill(_ context.Context, n string) error    { return c.record("kill", n) }
+func (c *services) Restart(_ context.Context, n string) error { return c.record("restart", n) }
+func (c *services) Pause(_ context.Context, n string) error   { return c.record("pause", n) }
+func (c *services) Resume(_ context.Context, n string) error  { return c.record("resume", n) }
+func (c *services) Partition(_ context.Context, g Grudge) error {
+	c.grudge = g
+	return nil
+}
+func (c *services) SetClock(context.Context, string, sdk.Skew) error { return nil }
+
+func TestServiceFaultsAimAtServices(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(1, 2))
+	c := &services{services: []string{"store"}}
+	for _, name := range []string{"kill-service", "pause-service"} {
+		a, err := catalogue[name].inject(ctx, c, rng)
+		if err != nil || !slices.Equal(a.Nodes, []string{"store"}) {
+			t.Fatalf("%s: %+v %v", name, a, err)
+		}
+		if err := a.Heal(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := []string{"kill store", "restart store", "pause store", "resume store"}; !slices.Equal(c.done, want) {
+		t.Errorf("done %v, want %v", c.done, want)
+	}
+	a, err := catalogue["partition-service"].inject(ctx, c, rng)
+	if err != nil || a.What != "n2 cut from store" || !slices.Equal(c.grudge["n2"].All, []string{"store"}) || len(c.grudge) != 1 {
+		t.Fatalf("partition-service: %+v, grudge %v, %v", a, c.grudge, err)
+	}
+	if a.Heal(ctx); c.grudge != nil {
+		t.Errorf("healed to %v", c.grudge)
+	}
+
+	none := &services{}
+	for _, name := range []string{"kill-service", "pause-service", "partition-service"} {
+		if !NeedsServices(name) {
+			t.Errorf("%s: NeedsServices false", name)
+		}
+		if _, err := catalogue[name].inject(ctx, none, rng); err == nil || !strings.Contains(err.Error(), "no service containers") {
+			t.Errorf("%s without services: %v", name, err)
+		}
+	}
+	if NeedsServices("kill-leader") {
+		t.Error("kill-leader needs services")
 	}
 }

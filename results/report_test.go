@@ -1,6 +1,7 @@
 package results
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/splitbrain/splitbrain/checkers"
+	"github.com/splitbrain/splitbrain/history"
 )
 
 func TestWriteReportFixture(t *testing.T) {
@@ -98,6 +100,30 @@ func TestWriteIndexNewestFirst(t *testing.T) {
 	for _, want := range []string{"pause, kill", `<span class="pill invalid">invalid</span>`, "<td>250</td>", "72 s"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the index lacks %q", want)
+		}
+	}
+}
+
+// A fault on a service container draws the service as a lane of its own,
+// but the header counts only the nodes and names the services apart.
+func TestWriteReportServiceLane(t *testing.T) {
+	fx := makeFixture(t, t.TempDir(), 2_000)
+	end := fx.history[len(fx.history)-1].Time
+	fx.history = append(fx.history,
+		history.Event{Index: int64(len(fx.history)), Time: end + 1, Sent: end, Type: history.Nemesis, Phase: history.Inject, F: "kill-service", Nodes: []string{"store"}, Value: "killed store"},
+		history.Event{Index: int64(len(fx.history)) + 1, Time: end + 2, Sent: end + 1, Type: history.Nemesis, Phase: history.Heal, F: "kill-service", Nodes: []string{"store"}, Value: "killed store"},
+	)
+	if err := WriteReport(fx.dir, fx.info, fx.report, fx.history); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(fx.dir, ReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	for _, want := range []string{`data-node="store"`, fmt.Sprintf("%d nodes,", fixtureNodes), "; services store</dd>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the report lacks %q", want)
 		}
 	}
 }

@@ -184,8 +184,8 @@ func (s Service) validate(dir, field string) error {
 		return fmt.Errorf("%s: name is missing", field)
 	case !validService.MatchString(s.Name):
 		return fmt.Errorf("%s: name %q: use lower case letters, digits and '-', starting with a letter", field, s.Name)
-	case nodeName.MatchString(s.Name) || s.Name == "resource":
-		return fmt.Errorf("%s: name %q is taken by the harness (nodes are n1, n2...; the resource is \"resource\")", field, s.Name)
+	case nodeName.MatchString(s.Name) || s.Name == "resource" || strings.HasSuffix(s.Name, "-netfilter"):
+		return fmt.Errorf("%s: name %q is taken by the harness (nodes are n1, n2...; the resource is \"resource\"; their packet filters end in -netfilter)", field, s.Name)
 	case s.Port < 1 || s.Port > 65535:
 		return fmt.Errorf("%s (%s): port is missing or out of range", field, s.Name)
 	case s.Health != "" && !strings.HasPrefix(s.Health, "/"):

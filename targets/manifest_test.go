@@ -68,6 +68,7 @@ func TestManifestErrors(t *testing.T) {
 		{ok + "services: [{name: etcd, build: {go: ./e}}]\n", "port is missing"},
 		{ok + "services: [{name: n2, port: 1, build: {go: ./e}}]\n", "taken by the harness"},
 		{ok + "services: [{name: resource, port: 1, build: {go: ./e}}]\n", "taken by the harness"},
+		{ok + "services: [{name: n1-netfilter, port: 1, build: {go: ./e}}]\n", "taken by the harness"},
 		{ok + "services: [{name: Etcd, port: 1, build: {go: ./e}}]\n", "lower case"},
 		{ok + "services: [{name: etcd, port: 1}]\n", "services[0].build is missing"},
 		{ok + "services: [{name: etcd, port: 1, build: {go: ./e}, health: up}]\n", "path starting with /"},

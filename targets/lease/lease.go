@@ -77,6 +77,8 @@ type Elector struct {
 	seen  Record // the record as last read or written
 	known bool   // seen holds an answer of the store's
 	fresh bool   // seen was read in this round, and calls for a write
+	// until is when the holder stops believing it leads, by its own wall
+	// clock: the sending of its last renewal that took, plus RenewDeadline.
 	until time.Time
 }
 
@@ -97,7 +99,7 @@ func (e *Elector) Next(now time.Time) Request {
 		return Request{}
 	}
 	e.fresh = false
-	next := Record{Holder: e.cfg.ID, Renewed: now.UnixNano(), Transitions: s.Transitions, Version: s.Version + 1}
+	next := Record{Holder: e.cfg.ID, Renewed: now.UnixNano(), Transitions: s.Transitions}
 	if !mine {
 		next.Transitions++
 	}
@@ -141,7 +143,9 @@ type Status struct {
 // Status is the node's belief at its wall time now.
 func (e *Elector) Status(now time.Time) Status {
 	var st Status
-	if e.known && e.seen.Holder != "" && !e.expired(now) {
+	// A holder past its deadline names nobody: the record may still look
+	// live, but it no longer counts on it.
+	if e.known && e.seen.Holder != "" && e.seen.Holder != e.cfg.ID && !e.expired(now) {
 		st.Holder = e.seen.Holder
 	}
 	if now.Before(e.until) {

@@ -25,8 +25,11 @@ func (m *memSaver) Save(r Record) error {
 
 // sim is a cluster of electors and one store on fake time, stepped in
 // 10 ms steps; each node runs a round every tick, and its requests reach
-// the store at once unless it is cut off. skew is each node's wall clock
-// offset from true time.
+// the store at once, with three faults: a node cut off (its requests never
+// arrive), a deaf node (its requests take effect but their answers are
+// lost, as when the store's packets to it are dropped), and a frozen store
+// (requests wait and take effect when it thaws, their senders long gone).
+// skew is each node's wall clock offset from true time.
 type sim struct {
 	t       *testing.T
 	now     time.Time
@@ -35,6 +38,9 @@ type sim struct {
 	els     map[string]*Elector
 	skew    map[string]time.Duration
 	cut     map[string]bool
+	deaf    map[string]bool
+	frozen  bool
+	queued  []Request // what reached the frozen store
 	saver   *memSaver
 	store   *Store
 	overlap time.Duration // time with two or more believing they lead
@@ -46,7 +52,7 @@ var epoch = time.Unix(1_700_000_000, 0)
 func newSim(t *testing.T, n int) *sim {
 	s := &sim{
 		t: t, now: epoch, tick: 100 * time.Millisecond,
-		els: map[string]*Elector{}, skew: map[string]time.Duration{}, cut: map[string]bool{},
+		els: map[string]*Elector{}, skew: map[string]time.Duration{}, cut: map[string]bool{}, deaf: map[string]bool{},
 		saver: &memSaver{}, tokens: map[uint64]string{},
 	}
 	var err error
@@ -81,12 +87,18 @@ func (s *sim) run(d time.Duration) {
 			for more := true; more; {
 				sent := s.wall(id)
 				req := e.Next(sent)
-				if s.cut[id] {
-					more = e.Done(req, sent, Response{}, false)
+				switch {
+				case s.cut[id]:
+				case s.frozen:
+					s.queued = append(s.queued, req)
+				case s.deaf[id]:
+					s.store.Apply(req)
+				default:
+					resp, err := s.store.Apply(req)
+					more = e.Done(req, sent, resp, err == nil)
 					continue
 				}
-				resp, err := s.store.Apply(req)
-				more = e.Done(req, sent, resp, err == nil)
+				more = e.Done(req, sent, Response{}, false)
 			}
 		}
 		leaders := 0
@@ -105,6 +117,15 @@ func (s *sim) run(d time.Duration) {
 			s.overlap += step
 		}
 	}
+}
+
+// thaw lets the frozen store serve what queued up, in arrival order.
+func (s *sim) thaw() {
+	s.frozen = false
+	for _, req := range s.queued {
+		s.store.Apply(req)
+	}
+	s.queued = nil
 }
 
 // leader is the one node that believes it leads, "" if none, and fails
@@ -206,6 +227,52 @@ func TestClockAheadTakesOverALiveLease(t *testing.T) {
 	}
 }
 
+// A holder whose renewals land but whose answers are lost renews once
+// without knowing it; its next renewal names a version that is gone, so
+// the record expires and another node takes over, after the holder's
+// deadline and with a higher token. Hearing the store again, the old
+// holder follows.
+func TestHolderThatCannotHearTheStore(t *testing.T) {
+	s := newSim(t, 3)
+	s.run(time.Second)
+	old := s.leader()
+	s.deaf[old] = true
+	s.run(3 * time.Second)
+	l := s.leader()
+	if l == "" || l == old || s.store.rec.Transitions != 2 {
+		t.Fatalf("leader %q, record %+v: want a takeover with token 2", l, s.store.rec)
+	}
+	s.deaf[old] = false
+	s.run(time.Second)
+	if s.leader() != l {
+		t.Errorf("leader %q after the old holder heard the store again, want %s", s.leader(), l)
+	}
+	if s.overlap != 0 {
+		t.Errorf("overlap %s", s.overlap)
+	}
+}
+
+// A frozen store serves its backlog on thawing: old renewals and takeovers
+// land long after they were sent. The versions let at most one of each
+// round through; no two leaders, no shared token.
+func TestFrozenStoreServesLateRequests(t *testing.T) {
+	s := newSim(t, 3)
+	s.run(time.Second)
+	s.frozen = true
+	s.run(3 * time.Second)
+	if l := s.leader(); l != "" {
+		t.Fatalf("%s leads with the store frozen", l)
+	}
+	s.thaw()
+	s.run(3 * time.Second)
+	if s.leader() == "" {
+		t.Fatal("no leader after the store thawed")
+	}
+	if s.overlap != 0 {
+		t.Errorf("overlap %s", s.overlap)
+	}
+}
+
 // The record survives a restart of the store, so tokens keep growing.
 func TestStoreRestartKeepsTheRecord(t *testing.T) {
 	s := newSim(t, 3)
@@ -217,6 +284,22 @@ func TestStoreRestartKeepsTheRecord(t *testing.T) {
 	}
 	if s.store.rec != before {
 		t.Fatalf("restarted with %+v, had %+v", s.store.rec, before)
+	}
+	// Long enough for the lease to expire and be taken anew.
+	for _, id := range s.nodes {
+		s.cut[id] = true
+	}
+	s.run(2 * time.Second)
+	for _, id := range s.nodes {
+		s.cut[id] = false
+	}
+	s.run(time.Second)
+	if l := s.leader(); l == "" || s.els[l].Status(s.wall(l)).Token < before.Transitions {
+		t.Fatalf("after the restart: leader %q with record %+v, before %+v", l, s.store.rec, before)
+	}
+	before = s.store.rec
+	if s.overlap != 0 {
+		t.Errorf("overlap %s", s.overlap)
 	}
 	s.saver.fail = true
 	if resp, err := s.store.Apply(Request{Write: true, Expect: before.Version, Record: Record{Holder: "n9"}}); err == nil || resp.OK {

@@ -46,6 +46,9 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	// A request may take up to two ticks: an answer later than that is
+	// worth less than the next round's, and a frozen store must not hold
+	// the loop for long.
 	n := &node{elector: e, store: "http://" + addr + "/lease", hc: &http.Client{Timeout: 2 * tick}}
 	srv := sdk.NewServer(env, n)
 	n.clock = srv.Clock()
@@ -116,7 +119,7 @@ func (n *node) call(req lease.Request) (lease.Response, error) {
 	}
 	r, err := n.hc.Post(n.store, "application/json", bytes.NewReader(b))
 	if err != nil {
-		return resp, errNoAnswer
+		return resp, fmt.Errorf("%w: %v", errNoAnswer, err)
 	}
 	defer r.Body.Close()
 	if r.StatusCode != http.StatusOK {
