@@ -2,6 +2,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -373,9 +374,13 @@ func targetsCmd(args []string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	fmt.Printf("%-22s %-20s %s\n", "TARGET", "PROMISE", "DESCRIPTION")
+	fmt.Printf("%-22s %-20s %-10s %s\n", "TARGET", "PROMISE", "SERVICES", "DESCRIPTION")
 	for _, m := range all {
-		fmt.Printf("%-22s %-20s %s\n", m.Name, m.Promise, m.Description)
+		services := make([]string, len(m.Services))
+		for i, s := range m.Services {
+			services[i] = s.Name
+		}
+		fmt.Printf("%-22s %-20s %-10s %s\n", m.Name, m.Promise, cmp.Or(strings.Join(services, ","), "-"), m.Description)
 	}
 	return exitValid, nil
 }
