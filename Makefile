@@ -12,10 +12,13 @@ vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
 
-# Chromium, from Debian, for the test that opens a report in a browser;
-# installed only when missing.
+# From Debian, installed only when missing: Chromium, for the test that
+# opens a report in a browser, and libfaketime, for the test of clock
+# faults on targets that are not written in Go.
+FAKETIME_LIB := /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1
 deps:
-	@command -v chromium >/dev/null || (apt-get update && apt-get install -y --no-install-recommends chromium)
+	@command -v chromium >/dev/null && test -e $(FAKETIME_LIB) || \
+		(apt-get update && apt-get install -y --no-install-recommends chromium libfaketime)
 
 # Unit tests and the integration tests, which start real containers.
 test: vet deps

@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -38,8 +37,9 @@ type cluster struct {
 	docker   *Docker
 	network  string
 	port     int
-	leader   func() string // the observer's view, set once it runs
-	clockDir string        // host folder with a subfolder per node, mounted into it
+	leader   func() string   // the observer's view, set once it runs
+	clockDir string          // host folder with a subfolder per node, mounted into it
+	faketime *faketimeClocks // for targets whose clocks libfaketime skews; nil for the SDK's
 
 	restartMu   sync.Mutex // see Restart
 	mu          sync.RWMutex
@@ -123,19 +123,20 @@ func (c *cluster) Resume(ctx context.Context, node string) error {
 	return c.docker.Unpause(ctx, c.ids[node])
 }
 
-// SetClock rewrites the node's clock file, which the node's SDK clock reads.
-// It is replaced by a rename, so a node never reads half of it.
+// SetClock rewrites the node's clock file, which the node's SDK clock
+// reads, and for a libfaketime target its timestamp file.
 func (c *cluster) SetClock(_ context.Context, node string, s sdk.Skew) error {
 	b, err := json.Marshal(s)
 	if err != nil {
 		return err
 	}
-	dir := filepath.Join(c.clockDir, node)
-	tmp := filepath.Join(dir, ".clock.tmp")
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+	if err := writeAtomic(filepath.Join(c.clockDir, node), clockFile, b); err != nil {
 		return err
 	}
-	return os.Rename(tmp, filepath.Join(dir, clockFile))
+	if c.faketime != nil {
+		return c.faketime.set(node, s)
+	}
+	return nil
 }
 
 // Partition gives every node the rules of g, all at once, through each

@@ -259,6 +259,9 @@ func (r *run) startCluster(ctx context.Context) error {
 		ids:      map[string]string{}, ips: map[string]netip.Addr{}, sidecars: map[string]string{},
 	}
 	r.cluster = c
+	if r.manifest.Clock == targets.ClockFaketime {
+		c.faketime = startFaketime(c.clockDir)
+	}
 	for i := 1; i <= r.cfg.Nodes; i++ {
 		node := fmt.Sprintf("n%d", i)
 		c.nodes = append(c.nodes, node)
@@ -421,6 +424,9 @@ func (r *run) nodeEnv(node string) map[string]string {
 		"SPLITBRAIN_CLOCK_FILE": clockMount + "/" + clockFile,
 		"SPLITBRAIN_ADDR":       fmt.Sprintf(":%d", r.manifest.Port),
 	}
+	if r.manifest.Clock == targets.ClockFaketime {
+		maps.Copy(env, faketimeEnv())
+	}
 	if len(r.manifest.Services) > 0 {
 		var services []string
 		for _, s := range r.manifest.Services {
@@ -524,6 +530,9 @@ func (r *run) drive(ctx context.Context) error {
 func (r *run) teardown(ctx context.Context) error {
 	start := time.Now()
 	var errs []error
+	if r.cluster != nil && r.cluster.faketime != nil {
+		r.cluster.faketime.close()
+	}
 	if r.cluster != nil {
 		containers := maps.Clone(r.cluster.ids)
 		for node, id := range r.cluster.sidecars {

@@ -23,6 +23,12 @@ const ManifestFile = "target.yaml"
 // DefaultPort is the node API port when a manifest names none.
 const DefaultPort = 7070
 
+// How a target's nodes read wall time (Manifest.Clock).
+const (
+	ClockSDK      = "sdk"
+	ClockFaketime = "faketime"
+)
+
 // Manifest describes one target: how to build its node image and what it
 // promises about leadership. targets/README.md documents every field.
 type Manifest struct {
@@ -41,6 +47,11 @@ type Manifest struct {
 	// etcd, a Redis, a lock server): started before the nodes, on the
 	// same network, and open to the nemesis's service faults.
 	Services []Service `yaml:"services"`
+	// Clock says how the nodes read wall time, so that clock faults reach
+	// them: "sdk" (the default: a Go target reading sdk.Clock) or
+	// "faketime" (libfaketime, preloaded from the node image's Debian
+	// package, follows a timestamp file the harness rewrites).
+	Clock string `yaml:"clock"`
 	// Promise is what the target claims: "exclusive", "overlap-bound: D"
 	// or "fenced". The checkers read it to tell violations from risks.
 	Promise string `yaml:"promise"`
@@ -108,6 +119,9 @@ func Load(dir string) (Manifest, error) {
 	if m.Port == 0 {
 		m.Port = DefaultPort
 	}
+	if m.Clock == "" {
+		m.Clock = ClockSDK
+	}
 	m.Dir = abs
 	if err := m.validate(); err != nil {
 		return m, fmt.Errorf("%s: %v", where, err)
@@ -125,6 +139,8 @@ func (m Manifest) validate() error {
 		return errors.New("description must be one line")
 	case m.Port < 1 || m.Port > 65535:
 		return fmt.Errorf("port %d is out of range", m.Port)
+	case m.Clock != ClockSDK && m.Clock != ClockFaketime:
+		return fmt.Errorf("clock %q: want %s or %s", m.Clock, ClockSDK, ClockFaketime)
 	}
 	if err := m.Build.validate(m.Dir, "build"); err != nil {
 		return err

@@ -76,6 +76,7 @@ func TestManifestErrors(t *testing.T) {
 		{ok + "services: [{name: a, port: 1, build: {go: ./e}}, {name: a, port: 2, build: {go: ./e}}]\n", "two are named"},
 		{ok + "services: [{name: a, port: 1, build: {go: ./e}, pot: 3}]\n", "field pot not found"},
 		{ok + "buidl: {go: ./y}\n", "field buidl not found"},
+		{ok + "clock: ntp\n", "want sdk or faketime"},
 		{"name: [x\n", "target.yaml"},
 	} {
 		dir := t.TempDir()
@@ -97,7 +98,7 @@ func TestDockerfileManifest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Build.Dockerfile != "Dockerfile" || m.Port != 8080 || m.Env["X_TICK"] != "1s" {
+	if m.Build.Dockerfile != "Dockerfile" || m.Port != 8080 || m.Env["X_TICK"] != "1s" || m.Clock != ClockSDK {
 		t.Fatalf("%+v", m)
 	}
 }

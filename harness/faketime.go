@@ -1,0 +1,104 @@
+package harness
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/splitbrain/splitbrain/targets/sdk"
+)
+
+// Clock faults reach a target that is not written in Go through
+// libfaketime, preloaded into its processes, which reads the node's skew
+// from a timestamp file in the node's clock folder. The file holds only an
+// offset ("+12.500", seconds): libfaketime's own speed factor counts from
+// when each process started, so a clock running at another rate is made
+// by rewriting the offset every faketimeStep instead.
+const (
+	faketimeFile = "faketime.rc"
+	faketimeStep = 20 * time.Millisecond
+	faketimeLib  = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1" // Debian's libfaketime
+)
+
+// faketimeEnv is what a node needs for libfaketime to follow its clock
+// folder. Only the wall clock is skewed, as on a real machine whose clock
+// is off: monotonic clocks, and the timers built on them, keep true time.
+func faketimeEnv() map[string]string {
+	return map[string]string{
+		"LD_PRELOAD":                   faketimeLib,
+		"FAKETIME_TIMESTAMP_FILE":      clockMount + "/" + faketimeFile,
+		"FAKETIME_NO_CACHE":            "1",
+		"FAKETIME_DONT_FAKE_MONOTONIC": "1",
+	}
+}
+
+// faketimeSpec is the timestamp file's content for skew s at real time now.
+func faketimeSpec(s sdk.Skew, now time.Time) string {
+	return fmt.Sprintf("%+.3f\n", s.Apply(now).Sub(now).Seconds())
+}
+
+// faketimeClocks writes the timestamp files of the nodes' skews, and keeps
+// rewriting those whose clocks run at another rate until stopped.
+type faketimeClocks struct {
+	dir string // the run's clock folder, a subfolder per node
+
+	mu    sync.Mutex
+	skews map[string]sdk.Skew // nodes whose clocks run at another rate
+	stop  chan struct{}
+	done  chan struct{}
+}
+
+func startFaketime(dir string) *faketimeClocks {
+	f := &faketimeClocks{dir: dir, skews: map[string]sdk.Skew{}, stop: make(chan struct{}), done: make(chan struct{})}
+	go f.run()
+	return f
+}
+
+// set writes node's timestamp file for s now.
+func (f *faketimeClocks) set(node string, s sdk.Skew) error {
+	// Under the lock, so that no rewrite of an older skew lands after it.
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if s.Rate != 0 && s.Rate != 1 {
+		f.skews[node] = s
+	} else {
+		delete(f.skews, node)
+	}
+	return writeAtomic(filepath.Join(f.dir, node), faketimeFile, []byte(faketimeSpec(s, time.Now())))
+}
+
+func (f *faketimeClocks) run() {
+	defer close(f.done)
+	t := time.NewTicker(faketimeStep)
+	defer t.Stop()
+	for {
+		select {
+		case <-f.stop:
+			return
+		case now := <-t.C:
+			f.mu.Lock()
+			for node, s := range f.skews {
+				_ = writeAtomic(filepath.Join(f.dir, node), faketimeFile, []byte(faketimeSpec(s, now)))
+			}
+			f.mu.Unlock()
+		}
+	}
+}
+
+// close stops the rewriting; the files stay as they are.
+func (f *faketimeClocks) close() {
+	close(f.stop)
+	<-f.done
+}
+
+// writeAtomic replaces dir/name by a rename, so a reader never sees half
+// of it.
+func writeAtomic(dir, name string, b []byte) error {
+	tmp := filepath.Join(dir, "."+name+".tmp")
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(dir, name))
+}
