@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"context"
 	"math"
 	"os"
 	"os/exec"
@@ -78,5 +79,79 @@ func TestFaketimeFollowsSkews(t *testing.T) {
 	}
 	if got := skewOf(t, file); !near(got, 0) {
 		t.Errorf("healed: skew %s", got)
+	}
+}
+
+// In a container, as a faketime target's node runs: a libc program with
+// libfaketime preloaded, and its clock folder mounted where the harness
+// mounts it, reads the skew the harness wrote.
+func TestFaketimeInAContainer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a container")
+	}
+	if _, err := os.Stat(faketimeLib); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("libfaketime is missing (make deps installs it): %v", err)
+		}
+		t.Skip("libfaketime is not installed (make deps)")
+	}
+	ctx := context.Background()
+	d, err := ConnectDocker(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	// An image of the host's date(1), its libraries and libfaketime.
+	root := t.TempDir()
+	for _, f := range []string{"/bin/date", faketimeLib, "/lib/x86_64-linux-gnu/libc.so.6", "/lib/x86_64-linux-gnu/libm.so.6", "/lib64/ld-linux-x86-64.so.2"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Skipf("this host does not lay out its libraries as Debian's amd64 does: %v", err)
+		}
+		os.MkdirAll(filepath.Join(root, filepath.Dir(f)), 0o755)
+		if err := os.WriteFile(filepath.Join(root, f), b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(root, "Dockerfile"), []byte("FROM scratch\nCOPY . /\nENTRYPOINT [\"/bin/date\", \"+%s\"]\n"), 0o644)
+	const image = "splitbrain/test-faketime:latest"
+	if err := d.BuildDockerfileImage(ctx, image, root, "Dockerfile"); err != nil {
+		t.Fatal(err)
+	}
+
+	clocks := t.TempDir()
+	os.Mkdir(filepath.Join(clocks, "n1"), 0o755)
+	f := startFaketime(clocks)
+	defer f.close()
+	const skew = -1000 * time.Second
+	if err := f.set("n1", sdk.Skew{Offset: skew}); err != nil {
+		t.Fatal(err)
+	}
+	runID := "test-faketime-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	defer d.Remove(context.Background(), LabelRun+"="+runID)
+	nw, err := d.NewNetwork(ctx, runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctr, err := d.Start(ctx, ContainerSpec{
+		RunID: runID, Name: "n1", Image: image, Network: nw, Env: faketimeEnv(),
+		Binds: []string{filepath.Join(clocks, "n1") + ":" + clockMount},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []byte
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if exited, _ := d.Exited(ctx, ctr.ID); exited {
+			out, _ = d.Logs(ctx, ctr.ID)
+			break
+		}
+	}
+	secs, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+	if err != nil {
+		t.Fatalf("date printed %q: %v", out, err)
+	}
+	if got := time.Duration(secs-time.Now().Unix()) * time.Second; got > skew+5*time.Second || got < skew-5*time.Second {
+		t.Errorf("the container's clock is %s off, want %s", got, skew)
 	}
 }
