@@ -17,8 +17,8 @@ type Beliefs struct {
 	// Intervals are every node's belief intervals, in the order the
 	// history ended them, those still open at its end last.
 	Intervals []Interval
-	// Overlaps are the windows in which intervals of two or more nodes
-	// were open at once, in time order.
+	// Overlaps are the windows in which the proofs make it certain that
+	// two or more nodes believed they led at once, in time order.
 	Overlaps []Overlap
 	// Leaderless are the spans from the start of the run to the history's
 	// latest event in which no interval was open: no node was proven to
@@ -30,15 +30,32 @@ type Beliefs struct {
 type Span struct{ Start, End int64 }
 
 // Interval is one node's belief that it led with one token: Start and End
-// are the times of its first and last proof.
+// are when the answers of its first and last proof reached the controller.
+//
+// A proof was made at some instant between its request leaving the
+// controller and its answer arriving, so the belief was certainly held
+// only from Start to Asked, when the request of the latest proof left.
+// Where Asked is before Start (a single proof, or proofs in flight at
+// once) the proofs show the belief held at some instant of [Asked, Start],
+// and no longer.
 type Interval struct {
 	Span
+	Asked       int64
 	Node        int   // index into Beliefs.Nodes
 	Token       int64 // 0: the node never said
 	First, Last int   // positions in the history of the first and last proof
 }
 
-// Overlap is a window in which intervals of two or more nodes were open.
+// held is the span in which the interval's belief was certainly held, and
+// false when it was held only at some instant of [Asked, Start].
+func (iv *Interval) held() (Span, bool) {
+	return Span{iv.Start, iv.Asked}, iv.Asked >= iv.Start
+}
+
+// Overlap is a window in which the beliefs of two or more nodes were
+// certainly held at once. A window of no length is one instant, somewhere
+// in the window of a single proof that lies wholly inside another node's
+// certain belief; it is dated when that proof's answer arrived.
 type Overlap struct {
 	Span
 	// Intervals index Beliefs.Intervals: the latest open interval of each
@@ -64,14 +81,81 @@ type Overlap struct {
 // history) is bridged. Time before an interval's first proof and after its
 // last is never counted.
 //
-// The sweep walks the interval ends in time order. At equal times starts
-// come first, so a single proof (an interval of no length) inside another
-// node's interval is an overlap of no length: the two beliefs were proved
-// at once.
+// Leaderless spans are where no interval was open. Overlaps are judged on
+// what is certain (Interval.held): the spans in which two nodes' beliefs
+// were both certainly held, and single proofs whose every possible instant
+// lies inside another node's certain belief. Two answers that crossed in
+// flight prove nothing about which belief came first, so a handover that
+// the controller saw out of order is no overlap.
 func BeliefsOf(h []history.Event) Beliefs {
 	b, end := beliefIntervals(h)
-	b.Overlaps, b.Leaderless = sweep(b.Intervals, len(b.Nodes), end)
+	_, b.Leaderless = sweep(b.Intervals, len(b.Nodes), end)
+	b.Overlaps = certainOverlaps(b.Intervals, len(b.Nodes), end)
 	return b
+}
+
+// certainOverlaps are the windows in which the beliefs of ivs were
+// certainly held by two or more nodes at once, in time order.
+func certainOverlaps(ivs []Interval, nodes int, end int64) []Overlap {
+	// The certain spans, swept as intervals of their own.
+	var (
+		spans  []Interval
+		index  []int                  // spans[k] is ivs[index[k]]
+		byNode = make([][]int, nodes) // per node: its spans, positions in spans
+		points []int
+	)
+	for i := range ivs {
+		s, ok := ivs[i].held()
+		if !ok {
+			points = append(points, i)
+			continue
+		}
+		iv := ivs[i]
+		iv.Span = s
+		byNode[iv.Node] = append(byNode[iv.Node], len(spans))
+		spans, index = append(spans, iv), append(index, i)
+	}
+	overlaps, _ := sweep(spans, nodes, end)
+	for _, o := range overlaps {
+		for k, j := range o.Intervals {
+			o.Intervals[k] = index[j]
+		}
+	}
+	for _, n := range byNode {
+		slices.SortFunc(n, func(a, b int) int { return cmp.Compare(spans[a].Start, spans[b].Start) })
+	}
+
+	// A single proof inside another node's certain span: the two beliefs
+	// held at once, at an instant the proof cannot place more exactly.
+	for _, p := range points {
+		pt := &ivs[p]
+		var with []int
+		for node, own := range byNode {
+			if node == pt.Node {
+				continue
+			}
+			// A node's spans do not overlap: only the latest to start
+			// before the proof's window can hold all of it.
+			k, _ := slices.BinarySearchFunc(own, pt.Asked, func(s int, t int64) int {
+				return cmp.Or(cmp.Compare(spans[s].Start, t), -1)
+			})
+			if k > 0 && spans[own[k-1]].End >= pt.Start {
+				with = append(with, index[own[k-1]])
+			}
+		}
+		if len(with) == 0 {
+			continue
+		}
+		at := pt.Start
+		k, _ := slices.BinarySearchFunc(overlaps, at, func(o Overlap, t int64) int { return cmp.Compare(o.End, t) })
+		if k < len(overlaps) && overlaps[k].Start <= at {
+			// Inside a window already found: one more belief in it.
+			overlaps[k].Intervals = append(slices.Clip(overlaps[k].Intervals), p)
+			continue
+		}
+		overlaps = slices.Insert(overlaps, k, Overlap{Span: Span{at, at}, Intervals: append(with, p)})
+	}
+	return overlaps
 }
 
 // beliefIntervals fills the Nodes and Intervals of h's Beliefs, and finds
@@ -100,6 +184,7 @@ func beliefIntervals(h []history.Event) (b Beliefs, end int64) {
 			isOn = append(isOn, false)
 		}
 		cur := &open[id]
+		asked, _ := span(h, i, inv)
 		switch {
 		case bel == follows || bel == silent:
 			if isOn[id] {
@@ -115,11 +200,12 @@ func beliefIntervals(h []history.Event) (b Beliefs, end int64) {
 			if e.Time >= cur.End {
 				cur.End, cur.Last = e.Time, i
 			}
+			cur.Asked = max(cur.Asked, asked)
 		default:
 			if isOn[id] {
 				b.Intervals = append(b.Intervals, *cur)
 			}
-			*cur = Interval{Span: Span{e.Time, e.Time}, Node: id, Token: e.Token, First: i, Last: i}
+			*cur = Interval{Span: Span{e.Time, e.Time}, Asked: asked, Node: id, Token: e.Token, First: i, Last: i}
 			isOn[id] = true
 		}
 	}

@@ -27,11 +27,13 @@ func TestBeliefsOf(t *testing.T) {
 	want := Beliefs{
 		Nodes: []string{"n1", "n10", "n2"},
 		Intervals: []Interval{
-			{Span: Span{ms(1000), ms(2500)}, Node: 0, Token: 1, First: 0, Last: 4},
-			{Span: Span{ms(4000), ms(4200)}, Node: 0, Token: 1, First: 7, Last: 9},
-			{Span: Span{ms(3500), ms(4500)}, Node: 2, Token: 2, First: 6, Last: 12},
+			{Span: Span{ms(1000), ms(2500)}, Asked: ms(2498), Node: 0, Token: 1, First: 0, Last: 4},
+			{Span: Span{ms(4000), ms(4200)}, Asked: ms(4198), Node: 0, Token: 1, First: 7, Last: 9},
+			{Span: Span{ms(3500), ms(4500)}, Asked: ms(4499), Node: 2, Token: 2, First: 6, Last: 12},
 		},
-		Overlaps:   []Overlap{{Span: Span{ms(4000), ms(4200)}, Intervals: []int{1, 2}}},
+		// Certain until the last proof's request left: n1's write was
+		// invoked at 4198 ms.
+		Overlaps:   []Overlap{{Span: Span{ms(4000), ms(4198)}, Intervals: []int{1, 2}}},
 		Leaderless: []Span{{0, ms(1000)}, {ms(2500), ms(3500)}, {ms(4500), ms(6100)}},
 	}
 	if !reflect.DeepEqual(got, want) {
@@ -65,5 +67,27 @@ func TestSweep(t *testing.T) {
 	}
 	if _, idle := sweep(nil, 0, 100); !reflect.DeepEqual(idle, []Span{{0, 100}}) {
 		t.Errorf("with no interval, leaderless %v, want all of [0, 100]", idle)
+	}
+}
+
+func TestCertainOverlaps(t *testing.T) {
+	iv := func(node int, start, asked int64) Interval {
+		return Interval{Span: Span{start, max(start, asked)}, Asked: asked, Node: node}
+	}
+	ivs := []Interval{
+		iv(0, 100, 400), // n1, certain from 100 to 400
+		iv(1, 150, 200), // n2, certain from 150 to 200: overlaps n1
+		iv(2, 160, 158), // n3, one proof made between 158 and 160: inside that window
+		iv(2, 300, 290), // n3 again, between 290 and 300: inside n1's span, no window yet
+		iv(1, 405, 395), // n2, between 395 and 405: may lie past n1's 400
+		iv(2, 500, 450), // n3, alone
+	}
+	got := certainOverlaps(ivs, 3, 600)
+	want := []Overlap{
+		{Span: Span{150, 200}, Intervals: []int{0, 1, 2}},
+		{Span: Span{300, 300}, Intervals: []int{0, 3}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v, want %+v", got, want)
 	}
 }

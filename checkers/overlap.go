@@ -14,12 +14,14 @@ import (
 // they led at once, and judges them by the promise.
 //
 // Each node's beliefs are rebuilt as intervals, from its first to its last
-// proof that it led with one token, and swept for overlapping windows (see
-// BeliefsOf). A frozen leader's stale belief counts from the moment it is
-// heard again, not through the freeze, in which it could not act on it.
-// Time before an interval's first proof and after its last is never
-// counted, so overlap is a lower bound, precise to about one observation
-// interval.
+// proof that it led with one token, and swept for windows in which two
+// nodes' beliefs were certainly held at once (see BeliefsOf). A frozen
+// leader's stale belief counts from the moment it is heard again, not
+// through the freeze, in which it could not act on it. Time before an
+// interval's first proof and after its last is never counted, and each
+// proof counts only where it cannot have been made earlier or later, so
+// overlap is a lower bound, precise to about one observation interval:
+// answers that crossed in flight are never taken for an overlap.
 //
 // Under an exclusive promise every window is a violation; under
 // overlap-bound D only windows longer than D are; under fenced none is.
@@ -93,7 +95,7 @@ func violates(p Promise, d int64) bool {
 }
 
 func precision(every time.Duration) string {
-	const how = "Overlap counts only time between proofs of belief (leader observations, writes made as leader), timed when each answer reached the controller, so it is a lower bound"
+	const how = "Overlap counts only time in which both beliefs are certain: each proof of belief (a leader observation, a write made as leader) dates it between its request leaving the controller and its answer arriving, so overlap is a lower bound"
 	if every <= 0 {
 		return how + "; its precision is unknown, since no observation interval was given."
 	}
@@ -132,7 +134,11 @@ func describeOverlap(h []history.Event, bs *Beliefs, w Overlap, p Promise, viola
 	if len(ps) > 2 {
 		both = "all"
 	}
-	fmt.Fprintf(&b, " %s believed they led from %s to %s (%s)", both, secs(w.Start), secs(w.End), secs(w.End-w.Start))
+	if w.End > w.Start {
+		fmt.Fprintf(&b, " %s believed they led from %s to %s (%s)", both, secs(w.Start), secs(w.End), secs(w.End-w.Start))
+	} else {
+		fmt.Fprintf(&b, " %s believed they led at one instant, by %s", both, secs(w.Start))
+	}
 	switch {
 	case p.Kind == Exclusive:
 		b.WriteString("; the target promises at most one leader at any time")
