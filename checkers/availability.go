@@ -65,6 +65,7 @@ type availability struct {
 	storms    []storm // the first maxStored, once they are over
 
 	writesOK, writesFailed, writesInfo int
+	writesNotLeader                    int // of writesFailed
 
 	// Recovery is judged from the event at position heal, until deadline.
 	heal      int
@@ -94,6 +95,9 @@ type availability struct {
 //     than 5 within 10 s is a storm: a Window, not a violation.
 //     elections_per_min is per minute of observed time.
 //   - Write availability is the share of completed writes that were ok.
+//     Clients write through any node, so in a healthy cluster of N most
+//     writes are refused by a node that does not lead: writes_not_leader
+//     counts those among writes_failed.
 //   - Recovery: after the final heal (the first event if no fault ever took
 //     effect), there must be a moment within recovery when exactly one node
 //     believes it leads; nodes that do not answer do not lead. Not seen by
@@ -104,7 +108,7 @@ type availability struct {
 // Figures: observed_s, leaderless_s, leaderless_periods,
 // leaderless_longest_s, first_leader_s, failovers, failover_max_s,
 // failover_mean_s, elections, elections_per_min, storms, writes_ok,
-// writes_failed, writes_indeterminate, write_availability, recovery_s,
+// writes_failed, writes_not_leader, writes_indeterminate, write_availability, recovery_s,
 // violations. first_leader_s, write_availability and recovery_s are left
 // out when there is nothing to measure (no leader seen, no completed write,
 // no single leader after the final heal, or recovery not judged).
@@ -208,6 +212,9 @@ func (s *availability) step(i, inv int) {
 				s.writesOK++
 			case history.Fail:
 				s.writesFailed++
+				if strings.Contains(e.Error, notLeader) {
+					s.writesNotLeader++
+				}
 			default:
 				s.writesInfo++
 			}
@@ -338,6 +345,7 @@ func (s *availability) figures(faults []FaultEffect) map[string]float64 {
 		"storms":               float64(s.nStorms),
 		"writes_ok":            float64(s.writesOK),
 		"writes_failed":        float64(s.writesFailed),
+		"writes_not_leader":    float64(s.writesNotLeader),
 		"writes_indeterminate": float64(s.writesInfo),
 	}
 	if observed > 0 {

@@ -172,12 +172,13 @@ func TestAvailability(t *testing.T) {
 				b.write(110, 2, history.OK, "n1", "k1", "b", 1, "")
 				b.write(120, 3, history.Fail, "n2", "k1", "c", 0, "not-leader")
 				b.write(130, 4, history.Info, "n1", "k1", "d", 0, "timeout")
+				b.write(135, 6, history.Fail, "n1", "k1", "e", 1, "fenced")
 				b.add(history.Event{Type: history.Invoke, Time: ms(140), Process: 5, F: history.Read, Key: "k1"})
 				b.add(history.Event{Type: history.OK, Time: ms(141), Process: 5, F: history.Read, Key: "k1", Node: "n1", Token: 1})
 				b.lead(150, "n1", 1)
 			},
 			want: want{valid: Valid, figures: map[string]float64{
-				"writes_ok": 2, "writes_failed": 1, "writes_indeterminate": 1, "write_availability": 0.5,
+				"writes_ok": 2, "writes_failed": 2, "writes_not_leader": 1, "writes_indeterminate": 1, "write_availability": 0.4,
 				"first_leader_s": 0.052, "leaderless_s": 0.052, "elections": 1,
 			}},
 		},

@@ -20,6 +20,7 @@ type indexRow struct {
 	Info       Info
 	Verdict    checkers.Validity
 	Nemesis    string
+	Resource   string
 	Violations int
 	Duration   string
 }
@@ -34,7 +35,8 @@ func WriteIndex(s Store) error {
 	for _, info := range runs {
 		var report checkers.Report // no results yet: unknown
 		_ = ReadJSON(filepath.Join(s.Root, info.ID, ResultsFile), &report)
-		r := indexRow{Info: info, Verdict: report.Valid, Nemesis: strings.Join(configOf(info).Nemesis, ", "), Duration: "-"}
+		c := configOf(info)
+		r := indexRow{Info: info, Verdict: report.Valid, Nemesis: strings.Join(c.Nemesis, ", "), Resource: c.Resource, Duration: "-"}
 		if info.Error != "" {
 			r.Verdict = checkers.Unknown
 		}

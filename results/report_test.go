@@ -70,8 +70,8 @@ func TestWriteIndexNewestFirst(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		info := Info{ID: id, Target: "raft", Seed: uint64(i), Started: time.Unix(int64(i)*100, 0),
-			Config: map[string]any{"nemesis": []string{"pause", "kill"}}, Timings: Timings{Total: 72}}
+		info := Info{ID: id, Target: "raft", Promise: "overlap-bound: 2s", Seed: uint64(i), Started: time.Unix(int64(i)*100, 0),
+			Config: map[string]any{"nemesis": []string{"pause", "kill"}, "resource": "unfenced"}, Timings: Timings{Total: 72}}
 		if err := WriteJSON(filepath.Join(dir, RunFile), info); err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +97,7 @@ func TestWriteIndexNewestFirst(t *testing.T) {
 	if newRow < 0 || oldRow < 0 || newRow > oldRow {
 		t.Fatalf("the index does not list new before old:\n%s", page)
 	}
-	for _, want := range []string{"pause, kill", `<span class="pill invalid">invalid</span>`, "<td>250</td>", "72 s"} {
+	for _, want := range []string{"<td>overlap-bound: 2s</td>", "<td>unfenced</td>", "pause, kill", `<span class="pill invalid">invalid</span>`, "<td>250</td>", "72 s"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the index lacks %q", want)
 		}

@@ -377,7 +377,7 @@ func tiles(f map[string]float64) []tile {
 	}
 	if has("write_availability", "writes_ok") {
 		ts = append(ts, tile{"write availability", strconv.FormatFloat(100*f["write_availability"], 'f', 1, 64) + " %",
-			fmt.Sprintf("%.0f writes ok of %.0f completed", f["writes_ok"], f["writes_ok"]+f["writes_failed"]+f["writes_indeterminate"])})
+			fmt.Sprintf("%.0f writes ok of %.0f completed; %.0f sent to a node that did not lead", f["writes_ok"], f["writes_ok"]+f["writes_failed"]+f["writes_indeterminate"], f["writes_not_leader"])})
 	}
 	if has("recovery_s") {
 		ts = append(ts, tile{"recovery", s("recovery_s"), "from the final heal to a single leader"})
