@@ -23,7 +23,13 @@ func (b *hist) add(e history.Event) int64 {
 // lead records an observation of node leading with token, answered at t
 // (asked 1 ms earlier).
 func (b *hist) lead(t int64, node string, token int64) int64 {
-	return b.add(history.Event{Type: history.Leader, Time: ms(t), Sent: ms(t - 1), Node: node, IsLeader: true, Token: token})
+	return b.slowLead(t-1, t, node, token)
+}
+
+// slowLead records an observation of node leading with token, asked at
+// sent and answered at t.
+func (b *hist) slowLead(sent, t int64, node string, token int64) int64 {
+	return b.add(history.Event{Type: history.Leader, Time: ms(t), Sent: ms(sent), Node: node, IsLeader: true, Token: token})
 }
 
 // follow records an observation of node as a follower.

@@ -144,8 +144,8 @@ func TestLeaderOverlap(t *testing.T) {
 			name: "answers that crossed in flight prove no overlap",
 			build: func(b *hist) {
 				b.lead(100, "n1", 1)
-				b.add(history.Event{Type: history.Leader, Time: ms(205), Sent: ms(199), Node: "n1", IsLeader: true, Token: 1})
-				b.add(history.Event{Type: history.Leader, Time: ms(201), Sent: ms(199), Node: "n2", IsLeader: true, Token: 2})
+				b.slowLead(199, 205, "n1", 1)
+				b.slowLead(199, 201, "n2", 2)
 				b.lead(250, "n2", 2)
 				b.follow(250, "n1")
 			},
@@ -160,8 +160,8 @@ func TestLeaderOverlap(t *testing.T) {
 			build: func(b *hist) {
 				b.lead(10, "n1", 1)
 				b.lead(100, "n1", 1)
-				b.add(history.Event{Type: history.Leader, Time: ms(260), Sent: ms(240), Node: "n2", IsLeader: true, Token: 2})
-				b.add(history.Event{Type: history.Leader, Time: ms(300), Sent: ms(200), Node: "n1", IsLeader: true, Token: 1})
+				b.slowLead(240, 260, "n2", 2)
+				b.slowLead(200, 300, "n1", 1)
 				b.follow(350, "n1")
 			},
 			promise: exclusive,
