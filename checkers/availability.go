@@ -204,6 +204,7 @@ func (s *availability) step(i, inv int) {
 			s.since = s.now
 		}
 	}
+	bel := beliefOf(s.h, i, inv)
 	switch e.Type {
 	case history.OK, history.Fail, history.Info:
 		if isWrite(s.h, i, inv) {
@@ -212,7 +213,7 @@ func (s *availability) step(i, inv int) {
 				s.writesOK++
 			case history.Fail:
 				s.writesFailed++
-				if strings.Contains(e.Error, notLeader) {
+				if bel == follows { // refused as not leader
 					s.writesNotLeader++
 				}
 			default:
@@ -220,8 +221,8 @@ func (s *availability) step(i, inv int) {
 			}
 		}
 	}
-	if b := beliefOf(s.h, i, inv); b != noBelief {
-		s.believe(i, b)
+	if bel != noBelief {
+		s.believe(i, bel)
 	}
 }
 

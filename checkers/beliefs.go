@@ -90,13 +90,13 @@ type Overlap struct {
 func BeliefsOf(h []history.Event) Beliefs {
 	b, end := beliefIntervals(h)
 	_, b.Leaderless = sweep(b.Intervals, len(b.Nodes), end)
-	b.Overlaps = certainOverlaps(b.Intervals, len(b.Nodes), end)
+	b.Overlaps = certainOverlaps(b.Intervals, len(b.Nodes))
 	return b
 }
 
 // certainOverlaps are the windows in which the beliefs of ivs were
 // certainly held by two or more nodes at once, in time order.
-func certainOverlaps(ivs []Interval, nodes int, end int64) []Overlap {
+func certainOverlaps(ivs []Interval, nodes int) []Overlap {
 	// The certain spans, swept as intervals of their own.
 	var (
 		spans  []Interval
@@ -115,7 +115,7 @@ func certainOverlaps(ivs []Interval, nodes int, end int64) []Overlap {
 		byNode[iv.Node] = append(byNode[iv.Node], len(spans))
 		spans, index = append(spans, iv), append(index, i)
 	}
-	overlaps, _ := sweep(spans, nodes, end)
+	overlaps, _ := sweep(spans, nodes, 0) // its leaderless spans are BeliefsOf's
 	for _, o := range overlaps {
 		for k, j := range o.Intervals {
 			o.Intervals[k] = index[j]

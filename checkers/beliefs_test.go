@@ -82,7 +82,7 @@ func TestCertainOverlaps(t *testing.T) {
 		iv(1, 405, 395), // n2, between 395 and 405: may lie past n1's 400
 		iv(2, 500, 450), // n3, alone
 	}
-	got := certainOverlaps(ivs, 3, 600)
+	got := certainOverlaps(ivs, 3)
 	want := []Overlap{
 		{Span: Span{150, 200}, Intervals: []int{0, 1, 2}},
 		{Span: Span{300, 300}, Intervals: []int{0, 3}},
