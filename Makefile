@@ -13,12 +13,13 @@ vet:
 	$(GO) vet ./...
 
 # From Debian, installed only when missing: Chromium, for the test that
-# opens a report in a browser, and libfaketime, for the test of clock
-# faults on targets that are not written in Go.
+# opens a report in a browser; libfaketime, for the test of clock faults on
+# targets that are not written in Go; debootstrap, which makes the Debian
+# base image of the real systems' images (once per machine).
 FAKETIME_LIB := /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1
 deps:
-	@command -v chromium >/dev/null && test -e $(FAKETIME_LIB) || \
-		(apt-get update && apt-get install -y --no-install-recommends chromium libfaketime)
+	@command -v chromium >/dev/null && test -e $(FAKETIME_LIB) && command -v debootstrap >/dev/null || \
+		(apt-get update && apt-get install -y --no-install-recommends chromium libfaketime debootstrap)
 
 # Unit tests and the integration tests, which start real containers.
 test: vet deps

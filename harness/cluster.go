@@ -250,14 +250,14 @@ func (c *cluster) waitSidecars(ctx context.Context, nodes []string, timeout time
 	return err
 }
 
-// waitService waits until the service s accepts connections on its port
-// and, if it names a health path, answers 200 there.
-func (c *cluster) waitService(ctx context.Context, s targets.Service, timeout time.Duration) error {
+// waitService waits until the member name of service s accepts
+// connections on its port and, if s names a health path, answers 200 there.
+func (c *cluster) waitService(ctx context.Context, name string, s targets.Service, timeout time.Duration) error {
 	c.mu.RLock()
-	addr := netip.AddrPortFrom(c.ips[s.Name], uint16(s.Port))
+	addr := netip.AddrPortFrom(c.ips[name], uint16(s.Port))
 	c.mu.RUnlock()
 	if s.Health != "" {
-		_, err := waitAll(ctx, []string{s.Name}, timeout, func(string) string { return "http://" + addr.String() + s.Health })
+		_, err := waitAll(ctx, []string{name}, timeout, func(string) string { return "http://" + addr.String() + s.Health })
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -270,7 +270,7 @@ func (c *cluster) waitService(ctx context.Context, s targets.Service, timeout ti
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%s accepted no connection on port %d within %s", s.Name, s.Port, timeout)
+			return fmt.Errorf("%s accepted no connection on port %d within %s", name, s.Port, timeout)
 		case <-time.After(20 * time.Millisecond):
 		}
 	}

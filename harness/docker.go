@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -30,6 +31,9 @@ const (
 // and networks, the Engine API client for everything a fault needs.
 type Docker struct {
 	cli *client.Client
+	// Progress hears how long builds that take minutes are getting on
+	// (the Debian base image); nil hears nothing.
+	Progress io.Writer
 }
 
 // ConnectDocker reaches the Docker Engine, or says where it looked.

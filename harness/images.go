@@ -10,9 +10,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -22,15 +25,14 @@ import (
 	"github.com/splitbrain/splitbrain/targets"
 )
 
-// scratchDockerfile puts one static binary into an empty image. The legacy
-// builder is used: it needs nothing from a registry and no BuildKit.
-const scratchDockerfile = "FROM scratch\nCOPY app /app\nENTRYPOINT [\"/app\"]\n"
-
 // BuildTargetImage builds an image of a target, its nodes' or a service's,
 // as b in the manifest in dir says.
 func (d *Docker) BuildTargetImage(ctx context.Context, tag, dir string, b targets.Build) error {
-	if b.Dockerfile != "" {
+	switch {
+	case b.Dockerfile != "":
 		return d.BuildDockerfileImage(ctx, tag, dir, b.Dockerfile)
+	case len(b.Debian) > 0:
+		return d.BuildDebianImage(ctx, tag, dir, b)
 	}
 	return d.BuildGoImage(ctx, tag, dir, b.Go)
 }
@@ -40,6 +42,11 @@ func (d *Docker) BuildTargetImage(ctx context.Context, tag, dir string, b target
 // tagged tag around it. The Go build cache makes a rebuild of unchanged
 // code take well under a second.
 func (d *Docker) BuildGoImage(ctx context.Context, tag, dir, pkg string) error {
+	return d.buildGo(ctx, tag, dir, pkg, "scratch")
+}
+
+// buildGo compiles pkg and puts it at /app, the entry point, on base.
+func (d *Docker) buildGo(ctx context.Context, tag, dir, pkg, base string) error {
 	tmp, err := os.MkdirTemp("", "splitbrain-build-")
 	if err != nil {
 		return err
@@ -60,24 +67,30 @@ func (d *Docker) BuildGoImage(ctx context.Context, tag, dir, pkg string) error {
 	if err != nil {
 		return err
 	}
+	// The legacy builder is used: it needs nothing from a registry and no
+	// BuildKit.
+	dockerfile := "FROM " + base + "\nCOPY app /app\nENTRYPOINT [\"/app\"]\n"
+	return d.buildContext(ctx, tag, nil, "Dockerfile", map[string][]byte{"Dockerfile": []byte(dockerfile), "app": app})
+}
+
+// buildContext builds an image from a context of the files given, with
+// labels besides ours.
+func (d *Docker) buildContext(ctx context.Context, tag string, labels map[string]string, dockerfile string, files map[string][]byte) error {
 	var ctxTar bytes.Buffer
 	tw := tar.NewWriter(&ctxTar)
-	for _, f := range []struct {
-		name string
-		mode int64
-		body []byte
-	}{{"Dockerfile", 0o644, []byte(scratchDockerfile)}, {"app", 0o755, app}} {
-		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.body))}); err != nil {
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		body := files[name]
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o755, Size: int64(len(body))}); err != nil {
 			return err
 		}
-		if _, err := tw.Write(f.body); err != nil {
+		if _, err := tw.Write(body); err != nil {
 			return err
 		}
 	}
 	if err := tw.Close(); err != nil {
 		return err
 	}
-	return d.build(ctx, tag, &ctxTar, "Dockerfile")
+	return d.build(ctx, tag, labels, &ctxTar, dockerfile)
 }
 
 // BuildDockerfileImage builds dockerfile (relative to dir) with dir as the
@@ -90,6 +103,12 @@ func (d *Docker) BuildDockerfileImage(ctx context.Context, tag, dir, dockerfile 
 		return err
 	}
 	for _, base := range baseImages(df) {
+		if base == targets.DebianImage {
+			if _, err := d.DebianBase(ctx); err != nil {
+				return err
+			}
+			continue
+		}
 		if _, err := d.cli.ImageInspect(ctx, base); cerrdefs.IsNotFound(err) {
 			return fmt.Errorf("build %s: the base image %s of %s is not on this machine, and there is no registry to pull it from: build it first (see targets/README.md)",
 				tag, base, filepath.Join(dir, dockerfile))
@@ -101,16 +120,21 @@ func (d *Docker) BuildDockerfileImage(ctx context.Context, tag, dir, dockerfile 
 	if err := tarDir(&ctxTar, dir); err != nil {
 		return fmt.Errorf("build %s: packing %s: %v", tag, dir, err)
 	}
-	return d.build(ctx, tag, &ctxTar, filepath.ToSlash(dockerfile))
+	return d.build(ctx, tag, nil, &ctxTar, filepath.ToSlash(dockerfile))
 }
 
 // build sends a tarred context to the engine's legacy builder, which needs
 // no registry and no BuildKit.
-func (d *Docker) build(ctx context.Context, tag string, buildCtx io.Reader, dockerfile string) error {
+func (d *Docker) build(ctx context.Context, tag string, labels map[string]string, buildCtx io.Reader, dockerfile string) error {
+	labels = maps.Clone(labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[LabelManaged] = "true"
 	res, err := d.cli.ImageBuild(ctx, buildCtx, client.ImageBuildOptions{
 		Tags:        []string{tag},
 		Dockerfile:  dockerfile,
-		Labels:      map[string]string{LabelManaged: "true"},
+		Labels:      labels,
 		Remove:      true,
 		ForceRemove: true,
 		Version:     build.BuilderV1,
@@ -184,6 +208,8 @@ func tarDir(w io.Writer, dir string) error {
 	return tw.Close()
 }
 
+var ansiEscape = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
 // buildOutcome reads the engine's build stream to its end: an error in it is
 // the build's error, shown with the tail of the output.
 func buildOutcome(tag string, stream io.Reader) error {
@@ -199,7 +225,7 @@ func buildOutcome(tag string, stream io.Reader) error {
 		} else if err != nil {
 			return fmt.Errorf("build %s: reading the engine's answer: %v", tag, err)
 		}
-		out.WriteString(msg.Stream)
+		out.WriteString(ansiEscape.ReplaceAllString(msg.Stream, "")) // apt colours its errors
 		if msg.Error != "" {
 			return fmt.Errorf("build %s failed: %s\n%s", tag, msg.Error, tail([]byte(out.String()), 15))
 		}

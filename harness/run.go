@@ -66,6 +66,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		return nil, err
 	}
 	defer r.docker.Close()
+	r.docker.Progress = cfg.Progress
 
 	began := time.Now()
 	store := results.Store{Root: r.cfg.ResultsDir}
@@ -225,8 +226,12 @@ func (r *run) partitions() bool {
 
 func (r *run) buildImages(ctx context.Context) error {
 	start := time.Now()
+	node := r.manifest.Build
+	if r.manifest.Clock == targets.ClockFaketime && len(node.Debian) > 0 {
+		node.Debian = append(slices.Clone(node.Debian), "libfaketime")
+	}
 	builds := []func() error{
-		func() error { return r.docker.BuildTargetImage(ctx, r.nodeImage(), r.manifest.Dir, r.manifest.Build) },
+		func() error { return r.docker.BuildTargetImage(ctx, r.nodeImage(), r.manifest.Dir, node) },
 		func() error { return r.docker.BuildGoImage(ctx, resourceImage, r.cfg.RepoRoot, resourceMain) },
 	}
 	for _, s := range r.manifest.Services {
@@ -289,7 +294,8 @@ func (r *run) startCluster(ctx context.Context) error {
 		return err
 	}
 	c.resourceURL = fmt.Sprintf("http://%s:%d", c.ips["resource"], resourcePort)
-	if err := r.startServices(ctx); err != nil {
+	c.services = r.manifest.ServiceContainers()
+	if err := r.startServices(ctx, targets.StartBeforeNodes); err != nil {
 		return err
 	}
 
@@ -343,36 +349,70 @@ func (r *run) startCluster(ctx context.Context) error {
 			return fmt.Errorf("packet-filter sidecars: %v", err)
 		}
 	}
+	if err := r.startServices(ctx, targets.StartAfterNodes); err != nil {
+		return err
+	}
 	r.info.Timings.ClusterStart = time.Since(start).Seconds()
+	return r.systemVersions(ctx)
+}
+
+// systemVersions notes the Debian packages the nodes and services run
+// from, read from one container of each image, for run.json and the
+// report: a real system's version is part of what a run tested.
+func (r *run) systemVersions(ctx context.Context) error {
+	containers := []string{r.cluster.nodes[0]}
+	for _, s := range r.manifest.Services {
+		containers = append(containers, s.MemberNames()[0])
+	}
+	for _, name := range containers {
+		v, err := r.docker.PackageVersions(ctx, r.cluster.ids[name])
+		if err != nil {
+			return fmt.Errorf("reading the package versions of %s: %v", name, err)
+		}
+		if len(v) > 0 && r.info.Versions.System == nil {
+			r.info.Versions.System = map[string]string{}
+		}
+		maps.Copy(r.info.Versions.System, v)
+	}
 	return nil
 }
 
-// startServices starts the target's service containers, all at once, and
-// waits until each is ready: the nodes may need them from their first
-// moment.
-func (r *run) startServices(ctx context.Context) error {
+// startServices starts the members of the target's services that start
+// at this phase, all at once, and waits until each is ready.
+func (r *run) startServices(ctx context.Context, phase string) error {
 	c := r.cluster
-	errs := make([]error, len(r.manifest.Services))
+	type member struct {
+		name    string
+		service targets.Service
+	}
+	var members []member
+	for _, s := range r.manifest.Services {
+		if s.Start == phase {
+			for _, name := range s.MemberNames() {
+				members = append(members, member{name, s})
+			}
+		}
+	}
+	errs := make([]error, len(members))
 	var (
 		wg sync.WaitGroup
 		mu sync.Mutex
 	)
-	for i, s := range r.manifest.Services {
-		c.services = append(c.services, s.Name)
+	for i, m := range members {
 		wg.Go(func() {
 			ctr, err := r.docker.Start(ctx, ContainerSpec{
-				RunID: r.info.ID, Name: s.Name, Image: r.serviceImage(s), Network: c.network, Env: s.Env,
+				RunID: r.info.ID, Name: m.name, Image: r.serviceImage(m.service), Network: c.network, Env: r.memberEnv(m.service, m.name),
 			})
 			if ctr.ID != "" {
 				mu.Lock()
-				c.ids[s.Name] = ctr.ID
+				c.ids[m.name] = ctr.ID
 				mu.Unlock()
 			}
 			if err == nil {
-				err = c.learnAddress(ctx, s.Name, ctr.ID)
+				err = c.learnAddress(ctx, m.name, ctr.ID)
 			}
 			if err == nil {
-				err = c.waitService(ctx, s, r.cfg.StartTimeout)
+				err = c.waitService(ctx, m.name, m.service, r.cfg.StartTimeout)
 			}
 			errs[i] = err
 		})
@@ -380,10 +420,30 @@ func (r *run) startServices(ctx context.Context) error {
 	wg.Wait()
 	for i, err := range errs {
 		if err != nil {
-			return r.withLog(ctx, r.manifest.Services[i].Name, fmt.Errorf("service %s: %v", r.manifest.Services[i].Name, err))
+			return r.withLog(ctx, members[i].name, fmt.Errorf("service %s: %v", members[i].name, err))
 		}
 	}
 	return nil
+}
+
+// memberEnv is a service member's environment: the manifest's, its own
+// name, every member of its service, and the nodes.
+func (r *run) memberEnv(s targets.Service, name string) map[string]string {
+	env := maps.Clone(s.Env)
+	if env == nil {
+		env = map[string]string{}
+	}
+	var members, nodes []string
+	for _, m := range s.MemberNames() {
+		members = append(members, fmt.Sprintf("%s:%d", m, s.Port))
+	}
+	for _, n := range r.cluster.nodes {
+		nodes = append(nodes, fmt.Sprintf("%s:%d", n, r.manifest.Port))
+	}
+	env["SPLITBRAIN_MEMBER"] = name
+	env["SPLITBRAIN_MEMBERS"] = strings.Join(members, ",")
+	env["SPLITBRAIN_NODES"] = strings.Join(nodes, ",")
+	return env
 }
 
 // withLog explains a node that did not start: its exit code if its process
@@ -430,7 +490,9 @@ func (r *run) nodeEnv(node string) map[string]string {
 	if len(r.manifest.Services) > 0 {
 		var services []string
 		for _, s := range r.manifest.Services {
-			services = append(services, fmt.Sprintf("%s:%d", s.Name, s.Port))
+			for _, m := range s.MemberNames() {
+				services = append(services, fmt.Sprintf("%s:%d", m, s.Port))
+			}
 		}
 		env["SPLITBRAIN_SERVICES"] = strings.Join(services, ",")
 	}

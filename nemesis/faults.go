@@ -1,6 +1,7 @@
 package nemesis
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -32,10 +33,15 @@ const (
 	Minority Target = "minority" // a random minority, at least one node
 	Majority Target = "majority" // a random majority
 	All      Target = "all"      // every node
-	Service  Target = "service"  // one of the target's service containers, at random
+	// The same among the containers of the target's services (every
+	// member of every service): one at random, a minority, a majority, all.
+	Service         Target = "service"
+	ServiceMinority Target = "service-minority"
+	ServiceMajority Target = "service-majority"
+	ServiceAll      Target = "service-all"
 )
 
-var targets = []Target{Leader, One, Minority, Majority, All, Service}
+var targets = []Target{Leader, One, Minority, Majority, All, Service, ServiceMinority, ServiceMajority, ServiceAll}
 
 // families are the short names --nemesis accepts, each standing for the
 // faults a user most likely means by it.
@@ -50,7 +56,7 @@ var families = map[string][]string{
 
 // NeedsServices reports whether fault acts on a target's service
 // containers, which not every target has.
-func NeedsServices(fault string) bool { return strings.HasSuffix(fault, "-service") }
+func NeedsServices(fault string) bool { return strings.Contains(fault, "-service") }
 
 // catalogue holds every fault by name.
 var catalogue = func() map[string]Fault {
@@ -136,27 +142,31 @@ func packetFaultsUnavailable(name string) error {
 	return fmt.Errorf("%s: packet delay and loss need the kernel's netem (sch_netem), and this kernel has not loaded it", name)
 }
 
-// choose resolves a target to nodes, or to a service.
+// choose resolves a target to nodes, or to service containers: none when
+// the target has no services.
 func choose(c Cluster, t Target, rng *rand.Rand) []string {
-	nodes := slices.Clone(c.Nodes())
-	rng.Shuffle(len(nodes), func(i, j int) { nodes[i], nodes[j] = nodes[j], nodes[i] })
-	switch t {
-	case Leader:
+	if t == Leader {
 		return []string{leaderOr(c, rng)}
-	case One:
-		return nodes[:1]
-	case Minority:
-		return nodes[:max(1, (len(nodes)-1)/2)]
-	case Majority:
-		return nodes[:len(nodes)/2+1]
-	case Service:
-		services := c.Services()
-		if len(services) == 0 {
-			return nil
-		}
-		return []string{services[rng.IntN(len(services))]}
 	}
-	return nodes
+	pool := c.Nodes()
+	if rest, ok := strings.CutPrefix(string(t), string(Service)); ok {
+		pool = c.Services()
+		t = cmp.Or(Target(strings.TrimPrefix(rest, "-")), One)
+	}
+	if len(pool) == 0 {
+		return nil
+	}
+	pool = slices.Clone(pool)
+	rng.Shuffle(len(pool), func(i, j int) { pool[i], pool[j] = pool[j], pool[i] })
+	switch t {
+	case One:
+		return pool[:1]
+	case Minority:
+		return pool[:max(1, (len(pool)-1)/2)]
+	case Majority:
+		return pool[:len(pool)/2+1]
+	}
+	return pool
 }
 
 func randomNode(c Cluster, rng *rand.Rand) string {

@@ -109,3 +109,31 @@ func TestServiceFaultsAimAtServices(t *testing.T) {
 		t.Error("kill-leader needs services")
 	}
 }
+
+// A service cluster's members are hit one, a minority, a majority or all
+// at once, never a node.
+func TestServiceFaultsReachMembers(t *testing.T) {
+	ctx := context.Background()
+	members := []string{"etcd1", "etcd2", "etcd3", "etcd4", "etcd5"}
+	for name, want := range map[string]int{
+		"kill-service": 1, "kill-service-minority": 2, "kill-service-majority": 3, "kill-service-all": 5,
+		"pause-service": 1, "pause-service-minority": 2, "pause-service-majority": 3, "pause-service-all": 5,
+	} {
+		if !NeedsServices(name) {
+			t.Errorf("%s: NeedsServices false", name)
+		}
+		c := &services{services: members}
+		a, err := catalogue[name].inject(ctx, c, rand.New(rand.NewPCG(1, 2)))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(a.Nodes) != want || len(c.done) != want {
+			t.Errorf("%s hit %v, want %d members", name, a.Nodes, want)
+		}
+		for _, n := range a.Nodes {
+			if !slices.Contains(members, n) {
+				t.Errorf("%s hit %s, not a member", name, n)
+			}
+		}
+	}
+}

@@ -50,6 +50,10 @@ type Versions struct {
 	Splitbrain string `json:"splitbrain"`
 	Go         string `json:"go"`
 	Engine     string `json:"docker_engine"`
+	// System is the version of each Debian package a real system under
+	// test runs from (redis-server: 5:7.0.15-1~deb12u6), as installed in
+	// its images.
+	System map[string]string `json:"system,omitempty"`
 }
 
 // Timings are the run's measured figures, durations in seconds.

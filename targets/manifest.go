@@ -75,19 +75,67 @@ type Service struct {
 	Health string `yaml:"health"`
 	// Env is the service's environment.
 	Env map[string]string `yaml:"env"`
+	// Members is how many containers form the service (a three-member
+	// etcd, three Sentinels): each its own container, named Name1, Name2...
+	// With 0 or 1 there is one container, named Name.
+	Members int `yaml:"members"`
+	// Start says when the service starts: "before-nodes" (the default: the
+	// nodes may need it from their first moment) or "after-nodes" (it
+	// needs the nodes, as a Sentinel must resolve its primary's name).
+	Start string `yaml:"start"`
 }
 
-// Build says how the node image is made: exactly one of Go and Dockerfile.
+// When a service starts (Service.Start).
+const (
+	StartBeforeNodes = "before-nodes"
+	StartAfterNodes  = "after-nodes"
+)
+
+// MaxMembers bounds Service.Members: a service cluster, not a fleet.
+const MaxMembers = 9
+
+// MemberNames are the container names of the service's members, which
+// are also their host names on the run's network.
+func (s Service) MemberNames() []string {
+	if s.Members <= 1 {
+		return []string{s.Name}
+	}
+	names := make([]string, s.Members)
+	for i := range names {
+		names[i] = fmt.Sprintf("%s%d", s.Name, i+1)
+	}
+	return names
+}
+
+// Build says how an image is made: exactly one of Go, Command and
+// Dockerfile, and Debian packages under the first two.
 type Build struct {
 	// Go is a main package compiled with CGO_ENABLED=0 into a FROM scratch
 	// image: a path relative to the target's folder (./cmd/node), or an
-	// import path, built in the Go module that holds the folder.
+	// import path, built in the Go module that holds the folder. With
+	// Debian packages it lands at /app on the Debian image instead: an
+	// agent beside a real server.
 	Go string `yaml:"go"`
+	// Debian names packages of Debian bookworm, installed on splitbrain's
+	// own Debian minbase image (built once per machine, then cached).
+	Debian []string `yaml:"debian"`
+	// Command is the program an image of Debian packages runs, in exec
+	// form (["redis-server", "--port", "6379"]), when there is no Go
+	// program to run.
+	Command []string `yaml:"command"`
 	// Dockerfile is a Dockerfile relative to the target's folder, built
 	// with the folder as its context. No registry is reachable: its base
-	// images must already be on this machine.
+	// images must already be on this machine, or be splitbrain's Debian
+	// image (DebianImage), which is built when missing.
 	Dockerfile string `yaml:"dockerfile"`
 }
+
+// DebianImage is the name under which splitbrain's Debian base image can
+// be named in a Dockerfile's FROM.
+const DebianImage = "splitbrain/debian:bookworm"
+
+// validPackage is Debian's rule for package names.
+var validPackage = regexp.MustCompile(`^[a-z0-9][a-z0-9+.-]+$`)
 
 var (
 	validName    = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
@@ -122,6 +170,11 @@ func Load(dir string) (Manifest, error) {
 	if m.Clock == "" {
 		m.Clock = ClockSDK
 	}
+	for i := range m.Services {
+		if m.Services[i].Start == "" {
+			m.Services[i].Start = StartBeforeNodes
+		}
+	}
 	m.Dir = abs
 	if err := m.validate(); err != nil {
 		return m, fmt.Errorf("%s: %v", where, err)
@@ -141,6 +194,8 @@ func (m Manifest) validate() error {
 		return fmt.Errorf("port %d is out of range", m.Port)
 	case m.Clock != ClockSDK && m.Clock != ClockFaketime:
 		return fmt.Errorf("clock %q: want %s or %s", m.Clock, ClockSDK, ClockFaketime)
+	case m.Clock == ClockFaketime && m.Build.Go != "" && len(m.Build.Debian) == 0:
+		return fmt.Errorf("clock: %s needs libfaketime in the node image: a FROM scratch image has none (add build.debian)", ClockFaketime)
 	}
 	if err := m.Build.validate(m.Dir, "build"); err != nil {
 		return err
@@ -153,10 +208,12 @@ func (m Manifest) validate() error {
 		if err := s.validate(m.Dir, fmt.Sprintf("services[%d]", i)); err != nil {
 			return err
 		}
-		if seen[s.Name] {
-			return fmt.Errorf("services: two are named %q", s.Name)
+		for _, name := range s.MemberNames() {
+			if seen[name] {
+				return fmt.Errorf("services: two containers would be named %q", name)
+			}
+			seen[name] = true
 		}
-		seen[s.Name] = true
 	}
 	if m.Promise == "" {
 		return errors.New("promise is missing (exclusive, overlap-bound: D, or fenced)")
@@ -168,11 +225,26 @@ func (m Manifest) validate() error {
 }
 
 func (b Build) validate(dir, field string) error {
+	given := 0
+	for _, s := range []bool{b.Go != "", len(b.Command) > 0, b.Dockerfile != ""} {
+		if s {
+			given++
+		}
+	}
 	switch {
-	case b.Go == "" && b.Dockerfile == "":
-		return fmt.Errorf("%s is missing: give %[1]s.go (a main package) or %[1]s.dockerfile", field)
-	case b.Go != "" && b.Dockerfile != "":
-		return fmt.Errorf("%s: give %[1]s.go or %[1]s.dockerfile, not both", field)
+	case given == 0:
+		return fmt.Errorf("%s is missing: give %[1]s.go (a main package), %[1]s.command (with %[1]s.debian) or %[1]s.dockerfile", field)
+	case given > 1:
+		return fmt.Errorf("%s: give one of %[1]s.go, %[1]s.command and %[1]s.dockerfile, not several", field)
+	case len(b.Command) > 0 && len(b.Debian) == 0:
+		return fmt.Errorf("%s.command needs %[1]s.debian: an image with nothing in it has no program to run", field)
+	case b.Dockerfile != "" && len(b.Debian) > 0:
+		return fmt.Errorf("%s.debian goes with %[1]s.go or %[1]s.command; a Dockerfile installs its own packages", field)
+	}
+	for _, p := range b.Debian {
+		if !validPackage.MatchString(p) {
+			return fmt.Errorf("%s.debian: %q is not a Debian package name", field, p)
+		}
 	}
 	if f := b.Dockerfile; f != "" {
 		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || !fi.Mode().IsRegular() {
@@ -206,11 +278,27 @@ func (s Service) validate(dir, field string) error {
 		return fmt.Errorf("%s (%s): port is missing or out of range", field, s.Name)
 	case s.Health != "" && !strings.HasPrefix(s.Health, "/"):
 		return fmt.Errorf("%s (%s): health must be a path starting with /", field, s.Name)
+	case s.Members < 0 || s.Members > MaxMembers:
+		return fmt.Errorf("%s (%s): members must be 1 to %d", field, s.Name, MaxMembers)
+	case s.Start != "" && s.Start != StartBeforeNodes && s.Start != StartAfterNodes:
+		return fmt.Errorf("%s (%s): start %q: want %s or %s", field, s.Name, s.Start, StartBeforeNodes, StartAfterNodes)
+	case s.Members > 1 && s.Name == "n":
+		return fmt.Errorf("%s: name %q would name its members n1, n2..., the nodes' names", field, s.Name)
 	}
 	if err := s.Build.validate(dir, field+".build"); err != nil {
 		return err
 	}
 	return validateEnv(s.Env, field+".env")
+}
+
+// ServiceContainers are the names of every service container, member by
+// member, in manifest order.
+func (m Manifest) ServiceContainers() []string {
+	var out []string
+	for _, s := range m.Services {
+		out = append(out, s.MemberNames()...)
+	}
+	return out
 }
 
 // Find returns the target called name among the folders of root.

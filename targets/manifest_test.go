@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -57,7 +58,16 @@ func TestManifestErrors(t *testing.T) {
 		{"name: My Target\ndescription: d\nbuild: {go: ./x}\npromise: fenced\n", "lower case"},
 		{"name: x\nbuild: {go: ./x}\npromise: fenced\n", "description"},
 		{"name: x\ndescription: d\npromise: fenced\n", "build is missing"},
-		{"name: x\ndescription: d\nbuild: {go: ./x, dockerfile: Dockerfile}\npromise: fenced\n", "not both"},
+		{"name: x\ndescription: d\nbuild: {go: ./x, dockerfile: Dockerfile}\npromise: fenced\n", "not several"},
+		{"name: x\ndescription: d\nbuild: {go: ./x, command: [a]}\npromise: fenced\n", "not several"},
+		{"name: x\ndescription: d\nbuild: {command: [redis-server]}\npromise: fenced\n", "needs build.debian"},
+		{"name: x\ndescription: d\nbuild: {debian: [redis-server]}\npromise: fenced\n", "build is missing"},
+		{"name: x\ndescription: d\nbuild: {go: ./x, debian: [Redis Server]}\npromise: fenced\n", "not a Debian package name"},
+		{ok + "clock: faketime\n", "needs libfaketime"},
+		{ok + "services: [{name: s, port: 1, members: 10, build: {go: ./e}}]\n", "members must be 1 to 9"},
+		{ok + "services: [{name: s, port: 1, start: later, build: {go: ./e}}]\n", "want before-nodes or after-nodes"},
+		{ok + "services: [{name: n, port: 1, members: 3, build: {go: ./e}}]\n", "nodes' names"},
+		{ok + "services: [{name: s, port: 1, members: 2, build: {go: ./e}}, {name: s1, port: 2, build: {go: ./e}}]\n", "two containers would be named \"s1\""},
 		{"name: x\ndescription: d\nbuild: {dockerfile: Nope}\npromise: fenced\n", "no file Nope"},
 		{"name: x\ndescription: d\nbuild: {go: ./x}\n", "promise is missing"},
 		{ok + "promise: sometimes\n", "mapping key \"promise\" already defined"},
@@ -73,7 +83,7 @@ func TestManifestErrors(t *testing.T) {
 		{ok + "services: [{name: etcd, port: 1}]\n", "services[0].build is missing"},
 		{ok + "services: [{name: etcd, port: 1, build: {go: ./e}, health: up}]\n", "path starting with /"},
 		{ok + "services: [{name: etcd, port: 1, build: {go: ./e}, env: {SPLITBRAIN_X: y}}]\n", "services[0].env"},
-		{ok + "services: [{name: a, port: 1, build: {go: ./e}}, {name: a, port: 2, build: {go: ./e}}]\n", "two are named"},
+		{ok + "services: [{name: a, port: 1, build: {go: ./e}}, {name: a, port: 2, build: {go: ./e}}]\n", "two containers would be named"},
 		{ok + "services: [{name: a, port: 1, build: {go: ./e}, pot: 3}]\n", "field pot not found"},
 		{ok + "buidl: {go: ./y}\n", "field buidl not found"},
 		{ok + "clock: ntp\n", "want sdk or faketime"},
@@ -112,11 +122,30 @@ func TestServicesManifest(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Service{
-		{Name: "store", Build: Build{Go: "./cmd/store"}, Port: 2379, Health: "/health", Env: map[string]string{"STORE_DATA": "/data"}},
-		{Name: "redis-1", Build: Build{Go: "./r"}, Port: 6379},
+		{Name: "store", Build: Build{Go: "./cmd/store"}, Port: 2379, Health: "/health", Env: map[string]string{"STORE_DATA": "/data"}, Start: StartBeforeNodes},
+		{Name: "redis-1", Build: Build{Go: "./r"}, Port: 6379, Start: StartBeforeNodes},
 	}
 	if !reflect.DeepEqual(m.Services, want) {
 		t.Fatalf("services %+v, want %+v", m.Services, want)
+	}
+}
+
+// A service cluster: members named after the service, Debian packages
+// with a command to run, started after the nodes.
+func TestServiceClusterManifest(t *testing.T) {
+	dir := t.TempDir()
+	writeManifest(t, dir, "name: x\ndescription: d\nbuild: {go: ./agent, debian: [redis-server]}\nclock: faketime\npromise: fenced\n"+
+		"services:\n  - {name: sentinel, members: 3, start: after-nodes, build: {debian: [redis-sentinel], command: [redis-sentinel, /data/s.conf]}, port: 26379}\n  - {name: redis, build: {go: ./r}, port: 6379}\n")
+	m, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := m.Services[0]
+	if s.Start != StartAfterNodes || !slices.Equal(s.Build.Debian, []string{"redis-sentinel"}) || !slices.Equal(s.Build.Command, []string{"redis-sentinel", "/data/s.conf"}) {
+		t.Fatalf("%+v", s)
+	}
+	if got, want := m.ServiceContainers(), []string{"sentinel1", "sentinel2", "sentinel3", "redis"}; !slices.Equal(got, want) {
+		t.Errorf("containers %v, want %v", got, want)
 	}
 }
 

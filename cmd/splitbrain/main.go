@@ -379,6 +379,9 @@ func targetsCmd(args []string) (int, error) {
 		services := make([]string, len(m.Services))
 		for i, s := range m.Services {
 			services[i] = s.Name
+			if s.Members > 1 {
+				services[i] += fmt.Sprintf("×%d", s.Members)
+			}
 		}
 		fmt.Printf("%-22s %-20s %-10s %s\n", m.Name, m.Promise, cmp.Or(strings.Join(services, ","), "-"), m.Description)
 	}
