@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/netip"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -45,6 +46,7 @@ type cluster struct {
 	mu          sync.RWMutex
 	nodes       []string
 	services    []string              // the target's service containers, by name
+	skewable    []string              // the services whose clocks libfaketime skews
 	ids         map[string]string     // node, service or "resource" -> container id
 	ips         map[string]netip.Addr // node, service or "resource" -> address on the run's network
 	sidecars    map[string]string     // node -> its packet-filter sidecar's container id
@@ -55,6 +57,8 @@ type cluster struct {
 func (c *cluster) Nodes() []string { return c.nodes }
 
 func (c *cluster) Services() []string { return c.services }
+
+func (c *cluster) SkewableServices() []string { return c.skewable }
 
 func (c *cluster) NodeURL(node string) string {
 	c.mu.RLock()
@@ -124,8 +128,11 @@ func (c *cluster) Resume(ctx context.Context, node string) error {
 }
 
 // SetClock rewrites the node's clock file, which the node's SDK clock
-// reads, and for a libfaketime target its timestamp file.
+// reads, and for a libfaketime target (or service) its timestamp file.
 func (c *cluster) SetClock(_ context.Context, node string, s sdk.Skew) error {
+	if slices.Contains(c.services, node) && !slices.Contains(c.skewable, node) {
+		return fmt.Errorf("the clock of service %s cannot be skewed (no clock: faketime)", node)
+	}
 	b, err := json.Marshal(s)
 	if err != nil {
 		return err

@@ -145,7 +145,7 @@ func prepare(cfg Config) (*run, error) {
 	if err != nil {
 		return nil, badInput("--promise: %v", err)
 	}
-	groups, err := nemesis.Expand(cfg.Nemesis)
+	groups, err := nemesis.ExpandFor(cfg.Nemesis, len(skewableServices(m)) > 0)
 	if err != nil {
 		return nil, badInput("%v", err)
 	}
@@ -157,6 +157,9 @@ func prepare(cfg Config) (*run, error) {
 		for _, f := range g {
 			if nemesis.NeedsServices(f.Name) && len(m.Services) == 0 {
 				return nil, badInput("--nemesis %s: target %s has no service containers (services in its %s)", f.Name, m.Name, targets.ManifestFile)
+			}
+			if f.Name == "clock-service" && len(skewableServices(m)) == 0 {
+				return nil, badInput("--nemesis %s: no service of target %s has clock: %s in its %s", f.Name, m.Name, targets.ClockFaketime, targets.ManifestFile)
 			}
 			faults = append(faults, f)
 			names[i] = append(names[i], f.Name)
@@ -235,7 +238,11 @@ func (r *run) buildImages(ctx context.Context) error {
 		func() error { return r.docker.BuildGoImage(ctx, resourceImage, r.cfg.RepoRoot, resourceMain) },
 	}
 	for _, s := range r.manifest.Services {
-		builds = append(builds, func() error { return r.docker.BuildTargetImage(ctx, r.serviceImage(s), r.manifest.Dir, s.Build) })
+		b := s.Build
+		if s.Clock == targets.ClockFaketime {
+			b.Debian = append(slices.Clone(b.Debian), "libfaketime")
+		}
+		builds = append(builds, func() error { return r.docker.BuildTargetImage(ctx, r.serviceImage(s), r.manifest.Dir, b) })
 	}
 	if r.partitions() {
 		builds = append(builds, func() error { return r.docker.BuildGoImage(ctx, netfilterImage, r.cfg.RepoRoot, netfilterMain) })
@@ -264,13 +271,15 @@ func (r *run) startCluster(ctx context.Context) error {
 		ids:      map[string]string{}, ips: map[string]netip.Addr{}, sidecars: map[string]string{},
 	}
 	r.cluster = c
-	if r.manifest.Clock == targets.ClockFaketime {
+	c.skewable = skewableServices(r.manifest)
+	if r.manifest.Clock == targets.ClockFaketime || len(c.skewable) > 0 {
 		c.faketime = startFaketime(c.clockDir)
 	}
 	for i := 1; i <= r.cfg.Nodes; i++ {
-		node := fmt.Sprintf("n%d", i)
-		c.nodes = append(c.nodes, node)
-		if err := os.MkdirAll(filepath.Join(c.clockDir, node), 0o755); err != nil {
+		c.nodes = append(c.nodes, fmt.Sprintf("n%d", i))
+	}
+	for _, name := range append(slices.Clone(c.nodes), c.skewable...) {
+		if err := os.MkdirAll(filepath.Join(c.clockDir, name), 0o755); err != nil {
 			return err
 		}
 	}
@@ -400,9 +409,14 @@ func (r *run) startServices(ctx context.Context, phase string) error {
 	)
 	for i, m := range members {
 		wg.Go(func() {
-			ctr, err := r.docker.Start(ctx, ContainerSpec{
+			spec := ContainerSpec{
 				RunID: r.info.ID, Name: m.name, Image: r.serviceImage(m.service), Network: c.network, Env: r.memberEnv(m.service, m.name),
-			})
+			}
+			if m.service.Clock == targets.ClockFaketime {
+				maps.Copy(spec.Env, faketimeEnv())
+				spec.Binds = []string{filepath.Join(c.clockDir, m.name) + ":" + clockMount}
+			}
+			ctr, err := r.docker.Start(ctx, spec)
 			if ctr.ID != "" {
 				mu.Lock()
 				c.ids[m.name] = ctr.ID
@@ -424,6 +438,18 @@ func (r *run) startServices(ctx context.Context, phase string) error {
 		}
 	}
 	return nil
+}
+
+// skewableServices are the service containers whose clocks the
+// clock-service fault may skew.
+func skewableServices(m targets.Manifest) []string {
+	var out []string
+	for _, s := range m.Services {
+		if s.Clock == targets.ClockFaketime {
+			out = append(out, s.MemberNames()...)
+		}
+	}
+	return out
 }
 
 // memberEnv is a service member's environment: the manifest's, its own

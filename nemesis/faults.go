@@ -83,6 +83,7 @@ var catalogue = func() map[string]Fault {
 	}))
 	add(partitionService)
 	add(clockBump)
+	add(clockService)
 	add(clockStrobe)
 	add(clockRate)
 	return m
@@ -91,11 +92,20 @@ var catalogue = func() map[string]Fault {
 // Expand turns the --nemesis list (families, fault names, "none") into
 // groups of faults, one per item, for Plan to draw from: a family is a
 // group of its members, a single fault a group of one.
-func Expand(list []string) ([][]Fault, error) {
+func Expand(list []string) ([][]Fault, error) { return ExpandFor(list, false) }
+
+// ExpandFor is Expand for a target some of whose service containers'
+// clocks can be skewed (serviceClocks): its clock family skews them too,
+// since a server's clock (a Redis expiring keys by it) is as much the
+// system's as the nodes' are.
+func ExpandFor(list []string, serviceClocks bool) ([][]Fault, error) {
 	var groups [][]Fault
 	for _, item := range list {
 		item = strings.TrimSpace(item)
 		names := families[item]
+		if item == "clock" && serviceClocks {
+			names = append(slices.Clone(names), clockService.Name)
+		}
 		switch {
 		case item == "" || item == "none":
 			continue
@@ -264,7 +274,21 @@ var partitionService = Fault{Name: "partition-service", inject: func(ctx context
 const maxBump = 30 * time.Second
 
 var clockBump = Fault{Name: "clock-bump", inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
-	nodes := choose(c, Minority, rng)
+	return bump(ctx, c, choose(c, Minority, rng), rng)
+}}
+
+// clockService bumps the clock of one service container whose clock can
+// be skewed: a Redis whose keys expire by its wall clock, say.
+var clockService = Fault{Name: "clock-service", inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
+	services := c.SkewableServices()
+	if len(services) == 0 {
+		return Applied{}, errors.New("clock-service: no service container's clock can be skewed")
+	}
+	return bump(ctx, c, []string{services[rng.IntN(len(services))]}, rng)
+}}
+
+// bump jumps each clock of nodes by its own random skew.
+func bump(ctx context.Context, c Cluster, nodes []string, rng *rand.Rand) (Applied, error) {
 	skews := make(map[string]sdk.Skew, len(nodes))
 	var what []string
 	for _, n := range nodes {
@@ -276,7 +300,7 @@ var clockBump = Fault{Name: "clock-bump", inject: func(ctx context.Context, c Cl
 		what = append(what, fmt.Sprintf("%s %+.3fs", n, d.Seconds()))
 	}
 	return setClocks(ctx, c, nodes, skews, "clock bumped: "+strings.Join(what, ", "))
-}}
+}
 
 var clockRate = Fault{Name: "clock-rate", inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
 	nodes := choose(c, Minority, rng)

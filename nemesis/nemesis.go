@@ -18,6 +18,9 @@ type Cluster interface {
 	// Services names the target's service containers, which Kill,
 	// Restart, Pause and Resume take as well as nodes.
 	Services() []string
+	// SkewableServices are the service containers whose clocks SetClock
+	// can skew.
+	SkewableServices() []string
 	// Leader is the node currently believed to lead, "" if none is known.
 	Leader() string
 	Kill(ctx context.Context, node string) error

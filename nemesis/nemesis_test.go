@@ -2,6 +2,7 @@ package nemesis
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -25,6 +26,9 @@ func TestExpand(t *testing.T) {
 	}
 	if s := strings.Join(got, ","); s != "kill-leader+kill-minority,pause-majority,partition-ring" {
 		t.Errorf("expanded to %s", s)
+	}
+	if g, err := ExpandFor([]string{"clock"}, true); err != nil || len(g) != 1 || g[0][len(g[0])-1].Name != "clock-service" {
+		t.Errorf("clock with service clocks: %v %v", g, err)
 	}
 	if fs, err := Expand([]string{"none"}); err != nil || len(fs) != 0 {
 		t.Errorf("none: %v, %v", fs, err)
@@ -57,7 +61,10 @@ type services struct {
 
 func (c *services) Nodes() []string    { return []string{"n1", "n2", "n3"} }
 func (c *services) Services() []string { return c.services }
-func (c *services) Leader() string     { return "n2" }
+func (c *services) SkewableServices() []string {
+	return c.services[:min(1, len(c.services))] // the first, if any
+}
+func (c *services) Leader() string { return "n2" }
 func (c *services) record(verb, name string) error {
 	c.done = append(c.done, verb+" "+name)
 	return nil
@@ -70,7 +77,9 @@ func (c *services) Partition(_ context.Context, g Grudge) error {
 	c.grudge = g
 	return nil
 }
-func (c *services) SetClock(context.Context, string, sdk.Skew) error { return nil }
+func (c *services) SetClock(_ context.Context, n string, s sdk.Skew) error {
+	return c.record(fmt.Sprintf("clock %+v", s.Offset != 0), n)
+}
 
 func TestServiceFaultsAimAtServices(t *testing.T) {
 	ctx := context.Background()
@@ -135,5 +144,22 @@ func TestServiceFaultsReachMembers(t *testing.T) {
 				t.Errorf("%s hit %s, not a member", name, n)
 			}
 		}
+	}
+}
+
+// clock-service skews a service whose clock can be skewed, and heals it.
+func TestClockServiceSkewsAService(t *testing.T) {
+	ctx := context.Background()
+	c := &services{services: []string{"redis", "cache"}}
+	a, err := catalogue["clock-service"].inject(ctx, c, rand.New(rand.NewPCG(1, 2)))
+	if err != nil || !slices.Equal(a.Nodes, []string{"redis"}) {
+		t.Fatalf("%+v %v", a, err)
+	}
+	a.Heal(ctx)
+	if want := []string{"clock true redis", "clock false redis"}; !slices.Equal(c.done, want) {
+		t.Errorf("done %v, want %v", c.done, want)
+	}
+	if _, err := catalogue["clock-service"].inject(ctx, &services{}, rand.New(rand.NewPCG(1, 2))); err == nil {
+		t.Error("skewed a service that cannot be")
 	}
 }

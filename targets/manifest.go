@@ -79,6 +79,10 @@ type Service struct {
 	// etcd, three Sentinels): each its own container, named Name1, Name2...
 	// With 0 or 1 there is one container, named Name.
 	Members int `yaml:"members"`
+	// Clock is "faketime" for a service whose wall clock the clock-service
+	// fault may skew through libfaketime (a Redis whose keys expire by it);
+	// empty for one it may not.
+	Clock string `yaml:"clock"`
 	// Start says when the service starts: "before-nodes" (the default: the
 	// nodes may need it from their first moment) or "after-nodes" (it
 	// needs the nodes, as a Sentinel must resolve its primary's name).
@@ -282,6 +286,10 @@ func (s Service) validate(dir, field string) error {
 		return fmt.Errorf("%s (%s): members must be 1 to %d", field, s.Name, MaxMembers)
 	case s.Start != "" && s.Start != StartBeforeNodes && s.Start != StartAfterNodes:
 		return fmt.Errorf("%s (%s): start %q: want %s or %s", field, s.Name, s.Start, StartBeforeNodes, StartAfterNodes)
+	case s.Clock != "" && s.Clock != ClockFaketime:
+		return fmt.Errorf("%s (%s): clock %q: want %s or nothing", field, s.Name, s.Clock, ClockFaketime)
+	case s.Clock == ClockFaketime && len(s.Build.Debian) == 0:
+		return fmt.Errorf("%s (%s): clock: %s needs libfaketime in the image: give build.debian", field, s.Name, ClockFaketime)
 	case s.Members > 1 && s.Name == "n":
 		return fmt.Errorf("%s: name %q would name its members n1, n2..., the nodes' names", field, s.Name)
 	}
