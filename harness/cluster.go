@@ -2,6 +2,7 @@ package harness
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -258,15 +259,44 @@ func (c *cluster) waitSidecars(ctx context.Context, nodes []string, timeout time
 }
 
 // waitService waits until the member name of service s accepts
-// connections on its port and, if s names a health path, answers 200 there.
+// connections on its port and, if s names a health path, answers 200
+// there, and if it names a ready command, that command exits 0 in it.
 func (c *cluster) waitService(ctx context.Context, name string, s targets.Service, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
 	c.mu.RLock()
 	addr := netip.AddrPortFrom(c.ips[name], uint16(s.Port))
 	c.mu.RUnlock()
 	if s.Health != "" {
-		_, err := waitAll(ctx, []string{name}, timeout, func(string) string { return "http://" + addr.String() + s.Health })
-		return err
+		if _, err := waitAll(ctx, []string{name}, timeout, func(string) string { return "http://" + addr.String() + s.Health }); err != nil {
+			return err
+		}
+	} else if err := waitPort(ctx, addr, timeout); err != nil {
+		return fmt.Errorf("%s accepted no connection on port %d within %s", name, s.Port, timeout)
 	}
+	if len(s.Ready) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	var last string
+	for {
+		code, out, err := c.docker.Exec(ctx, c.ids[name], s.Ready)
+		if err == nil && code == 0 {
+			return nil
+		}
+		if err == nil {
+			last = fmt.Sprintf("exit %d: %s", code, strings.Join(strings.Fields(string(out)), " "))
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s was not ready within %s: %s last said %s", name, timeout, strings.Join(s.Ready, " "), cmp.Or(last, "nothing"))
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// waitPort waits until addr accepts a TCP connection.
+func waitPort(ctx context.Context, addr netip.AddrPort, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var d net.Dialer
@@ -277,7 +307,7 @@ func (c *cluster) waitService(ctx context.Context, name string, s targets.Servic
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%s accepted no connection on port %d within %s", name, s.Port, timeout)
+			return ctx.Err()
 		case <-time.After(20 * time.Millisecond):
 		}
 	}

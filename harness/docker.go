@@ -196,6 +196,29 @@ func (d *Docker) RestartContainer(ctx context.Context, id string) error {
 	return err
 }
 
+// Exec runs cmd inside the running container id and returns its exit
+// code and its output, stdout and stderr interleaved.
+func (d *Docker) Exec(ctx context.Context, id string, cmd []string) (int, []byte, error) {
+	ex, err := d.cli.ExecCreate(ctx, id, client.ExecCreateOptions{Cmd: cmd, AttachStdout: true, AttachStderr: true})
+	if err != nil {
+		return 0, nil, err
+	}
+	att, err := d.cli.ExecAttach(ctx, ex.ID, client.ExecAttachOptions{})
+	if err != nil {
+		return 0, nil, err
+	}
+	defer att.Close()
+	var out bytes.Buffer
+	if _, err := stdcopy.StdCopy(&out, &out, att.Reader); err != nil {
+		return 0, out.Bytes(), err
+	}
+	res, err := d.cli.ExecInspect(ctx, ex.ID, client.ExecInspectOptions{})
+	if err != nil {
+		return 0, out.Bytes(), err
+	}
+	return res.ExitCode, out.Bytes(), nil
+}
+
 // Logs returns the container's whole output, stdout and stderr interleaved.
 func (d *Docker) Logs(ctx context.Context, id string) ([]byte, error) {
 	res, err := d.cli.ContainerLogs(ctx, id, client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true})

@@ -73,6 +73,10 @@ type Service struct {
 	// Health is an optional HTTP path that answers 200 once the service is
 	// ready; without it a TCP connection to Port is enough.
 	Health string `yaml:"health"`
+	// Ready is an optional command run inside each member, again and
+	// again, until it exits 0: the service is ready then, not before (a
+	// Sentinel that can reach its quorum, an etcd member that has joined).
+	Ready []string `yaml:"ready"`
 	// Env is the service's environment.
 	Env map[string]string `yaml:"env"`
 	// Members is how many containers form the service (a three-member
