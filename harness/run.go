@@ -152,11 +152,16 @@ func prepare(cfg Config) (*run, error) {
 	var (
 		faults []nemesis.Fault
 		names  = make([][]string, len(groups))
+		blind  []string // clock faults on nodes that read no clock
+		notes  []string
 	)
 	for i, g := range groups {
 		for _, f := range g {
 			if nemesis.NeedsServices(f.Name) && len(m.Services) == 0 {
 				return nil, badInput("--nemesis %s: target %s has no service containers (services in its %s)", f.Name, m.Name, targets.ManifestFile)
+			}
+			if strings.HasPrefix(f.Name, "clock-") && f.Name != "clock-service" && m.Clock == targets.ClockNone {
+				blind = append(blind, f.Name)
 			}
 			if f.Name == "clock-service" && len(skewableServices(m)) == 0 {
 				return nil, badInput("--nemesis %s: no service of target %s has clock: %s in its %s", f.Name, m.Name, targets.ClockFaketime, targets.ManifestFile)
@@ -164,6 +169,10 @@ func prepare(cfg Config) (*run, error) {
 			faults = append(faults, f)
 			names[i] = append(names[i], f.Name)
 		}
+	}
+	if len(blind) > 0 {
+		notes = append(notes, fmt.Sprintf("%s reach nothing in target %s: its nodes read no clock that can be skewed (clock: %s in its %s), so they prove nothing here",
+			strings.Join(blind, ", "), m.Name, targets.ClockNone, targets.ManifestFile))
 	}
 	plan := nemesis.Plan(names, cfg.NemesisInterval, cfg.TimeLimit, cfg.Seed)
 	if cfg.ResultsDir, err = filepath.Abs(cfg.ResultsDir); err != nil {
@@ -174,6 +183,7 @@ func prepare(cfg Config) (*run, error) {
 		cfg: cfg, manifest: m, promise: promise, faults: faults, plan: plan,
 		info: results.Info{
 			Schedule: plan,
+			Notes:    notes,
 			ID:       newRunID(m.Name),
 			Command:  cfg.Command,
 			Target:   m.Name,

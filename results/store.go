@@ -40,9 +40,12 @@ type Info struct {
 	Versions Versions       `json:"versions"`
 	Timings  Timings        `json:"timings"`
 	// Faults is what each injected fault did and cost.
-	Faults      []checkers.FaultEffect `json:"faults"`
-	Interrupted bool                   `json:"interrupted,omitempty"`
-	Error       string                 `json:"error,omitempty"` // why the harness failed, if it did
+	Faults []checkers.FaultEffect `json:"faults"`
+	// Notes say plainly what the run could not test (faults that reach
+	// nothing in this target), so that a valid verdict is not read as more.
+	Notes       []string `json:"notes,omitempty"`
+	Interrupted bool     `json:"interrupted,omitempty"`
+	Error       string   `json:"error,omitempty"` // why the harness failed, if it did
 }
 
 // Versions of what took part.

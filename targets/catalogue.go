@@ -100,11 +100,11 @@ func (r Row) validate(targets map[string]Manifest) error {
 	if !slices.Contains(Families, r.Family) {
 		return fmt.Errorf("family %q is not one of %s", r.Family, strings.Join(Families, ", "))
 	}
-	if r.Family == "service" && len(m.Services) == 0 {
-		return fmt.Errorf("target %s has no service containers", r.Target)
+	if !m.Faces(r.Family) {
+		return fmt.Errorf("no fault of the %s family reaches target %s (no services, or clock: none)", r.Family, r.Target)
 	}
 	for _, n := range r.Nemesis {
-		if n != r.Family && !strings.HasPrefix(n, r.Family+"-") {
+		if familyOf(n) != r.Family {
 			return fmt.Errorf("nemesis %q is not of the %s family", n, r.Family)
 		}
 	}
@@ -122,6 +122,17 @@ func (r Row) validate(targets map[string]Manifest) error {
 		return fmt.Errorf("expect %q: want valid or invalid", r.Expect)
 	}
 	return nil
+}
+
+// familyOf is the family a fault belongs to: the service family holds the
+// faults that hit services (kill-service, pause-service-all,
+// partition-service), but a service's clock is clock's.
+func familyOf(fault string) string {
+	if strings.Contains(fault, "-service") && !strings.HasPrefix(fault, "clock-") {
+		return "service"
+	}
+	family, _, _ := strings.Cut(fault, "-")
+	return family
 }
 
 // Settings are the row's run settings over the catalogue's defaults.

@@ -22,7 +22,7 @@ func TestRepositoryCatalogue(t *testing.T) {
 	// Every target, under every family.
 	for _, m := range all {
 		for _, f := range Families {
-			if f == "service" && len(m.Services) == 0 {
+			if !m.Faces(f) {
 				continue
 			}
 			if !containsRow(c, m.Name, f) {
@@ -64,7 +64,7 @@ func TestCatalogueErrors(t *testing.T) {
 		{"{target: raft, family: none, expect: valid, by: [stale-token]}", "names no checkers"},
 		{"{target: raft, family: none, expect: valid, promise: always}", "unknown promise"},
 		{"{target: raft, family: none, expect: valid, timelimit: 3s}", "field timelimit not found"},
-		{"{target: raft, family: service, expect: valid}", "has no service containers"},
+		{"{target: raft, family: service, expect: valid}", "no fault of the service family reaches target raft"},
 	} {
 		path := filepath.Join(t.TempDir(), "c.yaml")
 		os.WriteFile(path, []byte("rows:\n  - "+tc.row+"\n"), 0o644)

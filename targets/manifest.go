@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -27,6 +28,11 @@ const DefaultPort = 7070
 const (
 	ClockSDK      = "sdk"
 	ClockFaketime = "faketime"
+	// ClockNone: the nodes read no wall clock that can be skewed (an
+	// elector that only counts monotonic time, beside a server that cannot
+	// run under libfaketime). Clock faults on them would prove nothing,
+	// so they are refused rather than passed.
+	ClockNone = "none"
 )
 
 // Manifest describes one target: how to build its node image and what it
@@ -200,8 +206,8 @@ func (m Manifest) validate() error {
 		return errors.New("description must be one line")
 	case m.Port < 1 || m.Port > 65535:
 		return fmt.Errorf("port %d is out of range", m.Port)
-	case m.Clock != ClockSDK && m.Clock != ClockFaketime:
-		return fmt.Errorf("clock %q: want %s or %s", m.Clock, ClockSDK, ClockFaketime)
+	case m.Clock != ClockSDK && m.Clock != ClockFaketime && m.Clock != ClockNone:
+		return fmt.Errorf("clock %q: want %s, %s or %s", m.Clock, ClockSDK, ClockFaketime, ClockNone)
 	case m.Clock == ClockFaketime && m.Build.Go != "" && len(m.Build.Debian) == 0:
 		return fmt.Errorf("clock: %s needs libfaketime in the node image: a FROM scratch image has none (add build.debian)", ClockFaketime)
 	}
@@ -301,6 +307,19 @@ func (s Service) validate(dir, field string) error {
 		return err
 	}
 	return validateEnv(s.Env, field+".env")
+}
+
+// Faces says whether a nemesis family can reach the target at all: the
+// service family only a target with services, the clock family only one
+// with a clock that can be skewed, its nodes' or a service's.
+func (m Manifest) Faces(family string) bool {
+	switch family {
+	case "service":
+		return len(m.Services) > 0
+	case "clock":
+		return m.Clock != ClockNone || slices.ContainsFunc(m.Services, func(s Service) bool { return s.Clock == ClockFaketime })
+	}
+	return true
 }
 
 // ServiceContainers are the names of every service container, member by

@@ -15,13 +15,16 @@ func TestRepositoryTargetsLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{
-		"raft":                "overlap-bound: 2s",
-		"raft-forgetful-vote": "overlap-bound: 2s",
-		"raft-small-quorum":   "overlap-bound: 2s",
-		"raft-no-checkquorum": "overlap-bound: 2s",
-		"bully":               "fenced",
-		"ring":                "fenced",
-		"lease":               "exclusive",
+		"raft":                 "overlap-bound: 2s",
+		"raft-forgetful-vote":  "overlap-bound: 2s",
+		"raft-small-quorum":    "overlap-bound: 2s",
+		"raft-no-checkquorum":  "overlap-bound: 2s",
+		"bully":                "fenced",
+		"ring":                 "fenced",
+		"lease":                "exclusive",
+		"redis-lease":          "exclusive",
+		"redis-lease-volatile": "exclusive",
+		"redis-sentinel":       "fenced",
 	}
 	for _, m := range all {
 		if p, ok := want[m.Name]; ok && p != m.Promise {
@@ -86,7 +89,7 @@ func TestManifestErrors(t *testing.T) {
 		{ok + "services: [{name: a, port: 1, build: {go: ./e}}, {name: a, port: 2, build: {go: ./e}}]\n", "two containers would be named"},
 		{ok + "services: [{name: a, port: 1, build: {go: ./e}, pot: 3}]\n", "field pot not found"},
 		{ok + "buidl: {go: ./y}\n", "field buidl not found"},
-		{ok + "clock: ntp\n", "want sdk or faketime"},
+		{ok + "clock: ntp\n", "want sdk, faketime or none"},
 		{"name: [x\n", "target.yaml"},
 	} {
 		dir := t.TempDir()

@@ -190,6 +190,9 @@ func summarize(out *harness.Outcome) {
 			fmt.Printf("    %s\n", v.Message)
 		}
 	}
+	for _, n := range out.Info.Notes {
+		fmt.Printf("  note: %s\n", n)
+	}
 	if t.Total == 0 { // a run whose controller died measured nothing
 		fmt.Printf("  report: %s\n", filepath.Join(out.Dir, results.ReportFile))
 		return

@@ -39,6 +39,18 @@ type Resigner interface {
 	Resign() error
 }
 
+// LocalWriter is implemented by an agent beside a real server: a write
+// goes to that server first, as the system's own clients write, and on to
+// the resource only once the server took it. WriteLocal returns
+// ErrNotLeader when the server refused the write for not leading (a
+// replica's READONLY), answered 409; any other error is answered 503.
+type LocalWriter interface {
+	WriteLocal(ctx context.Context, key, value string) error
+}
+
+// ErrNotLeader is a LocalWriter's server refusing a write for not leading.
+var ErrNotLeader = errors.New("not-leader")
+
 // Server serves the node API for one node. Targets add their own peer
 // endpoints with Handle.
 type Server struct {
@@ -100,8 +112,8 @@ func (s *Server) leader(w http.ResponseWriter, _ *http.Request) {
 	reply(w, http.StatusOK, l)
 }
 
-// write is the fenced write: the node checks its own belief, then writes
-// with its current token. The gap between the check and the resource's
+// write is the fenced write: the node checks its own belief, then (an
+// agent: once its server took the write) writes with its current token. The gap between the check and the resource's
 // decision is exactly where a paused or partitioned leader becomes a zombie;
 // the fence is what makes that gap safe.
 func (s *Server) write(w http.ResponseWriter, r *http.Request) {
@@ -122,6 +134,16 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request) {
 	// out while this node was frozen, say) does not call it off.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), s.WriteTimeout)
 	defer cancel()
+	if lw, ok := s.elector.(LocalWriter); ok {
+		switch err := lw.WriteLocal(ctx, req.Key, req.Value); {
+		case errors.Is(err, ErrNotLeader):
+			reply(w, http.StatusConflict, map[string]string{"error": "not-leader"})
+			return
+		case err != nil:
+			reply(w, http.StatusServiceUnavailable, map[string]string{"error": err.Error()})
+			return
+		}
+	}
 	resp, err := s.resource.Write(ctx, resource.WriteRequest{Key: req.Key, Value: req.Value, Token: l.Token, Node: s.env.Node})
 	switch {
 	case errors.Is(err, resource.ErrFenced):
