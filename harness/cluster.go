@@ -50,6 +50,7 @@ type cluster struct {
 	skewable    []string              // the services whose clocks libfaketime skews
 	ids         map[string]string     // node, service or "resource" -> container id
 	ips         map[string]netip.Addr // node, service or "resource" -> address on the run's network
+	hosts       map[string]netip.Addr // the fixed addresses every container knows by name (addressPlan)
 	sidecars    map[string]string     // node -> its packet-filter sidecar's container id
 	grudge      nemesis.Grudge        // the partition in effect
 	resourceURL string

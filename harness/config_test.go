@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"net/netip"
 	"strings"
 	"testing"
 )
@@ -25,5 +26,24 @@ func TestPrepareServiceFaults(t *testing.T) {
 	}
 	if img := r.serviceImage(r.manifest.Services[0]); img != "splitbrain/lease/store:latest" {
 		t.Errorf("service image %s", img)
+	}
+}
+
+func TestAddressPlan(t *testing.T) {
+	plan, err := addressPlan(netip.MustParsePrefix("172.19.0.0/16"), []string{"n1", "n2"}, []string{"sentinel1", "sentinel2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"resource": "172.19.0.2", "n1": "172.19.0.11", "n2": "172.19.0.12", "sentinel1": "172.19.0.120", "sentinel2": "172.19.0.121"}
+	if len(plan) != len(want) {
+		t.Errorf("plan %v", plan)
+	}
+	for name, addr := range want {
+		if plan[name].String() != addr {
+			t.Errorf("%s at %s, want %s", name, plan[name], addr)
+		}
+	}
+	if _, err := addressPlan(netip.MustParsePrefix("10.1.2.0/28"), []string{"n1"}, nil); err == nil {
+		t.Error("a /28 held the plan")
 	}
 }

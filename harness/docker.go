@@ -6,13 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"net/netip"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/api/types/container"
+	dnetwork "github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
 	tclog "github.com/testcontainers/testcontainers-go/log"
@@ -68,12 +72,45 @@ func (d *Docker) EngineVersion(ctx context.Context) string {
 
 // NewNetwork creates the run's internal network: containers reach each
 // other and the host reaches them, but nothing is published on the host.
-func (d *Docker) NewNetwork(ctx context.Context, runID string) (string, error) {
-	nw, err := network.New(ctx, network.WithInternal(), network.WithLabels(runLabels(runID, "")))
-	if err != nil {
-		return "", fmt.Errorf("create network: %v", err)
+// It returns the network's name and its subnet, which is fixed (Docker
+// picks a free one, and the network is made again with it given), so
+// that every container of the run can have an address of its own.
+func (d *Docker) NewNetwork(ctx context.Context, runID string) (string, netip.Prefix, error) {
+	var errs []error
+	for range 5 { // another network may take the subnet between the two
+		probe, err := network.New(ctx, network.WithInternal(), network.WithLabels(runLabels(runID, "")))
+		if err != nil {
+			return "", netip.Prefix{}, fmt.Errorf("create network: %v", err)
+		}
+		subnet, err := d.subnet(ctx, probe.ID)
+		if rerr := probe.Remove(ctx); rerr != nil {
+			return "", netip.Prefix{}, fmt.Errorf("create network: %v", rerr)
+		}
+		if err != nil {
+			return "", netip.Prefix{}, err
+		}
+		nw, err := network.New(ctx, network.WithInternal(), network.WithLabels(runLabels(runID, "")),
+			network.WithIPAM(&dnetwork.IPAM{Config: []dnetwork.IPAMConfig{{Subnet: subnet}}}))
+		if err == nil {
+			return nw.Name, subnet, nil
+		}
+		errs = append(errs, err)
 	}
-	return nw.Name, nil
+	return "", netip.Prefix{}, fmt.Errorf("create network: %v", errors.Join(errs...))
+}
+
+// subnet is the IPv4 subnet Docker gave network id.
+func (d *Docker) subnet(ctx context.Context, id string) (netip.Prefix, error) {
+	res, err := d.cli.NetworkInspect(ctx, id, client.NetworkInspectOptions{})
+	if err != nil {
+		return netip.Prefix{}, err
+	}
+	for _, c := range res.Network.IPAM.Config {
+		if c.Subnet.Addr().Is4() {
+			return c.Subnet, nil
+		}
+	}
+	return netip.Prefix{}, errors.New("the network has no IPv4 subnet")
 }
 
 // ContainerSpec is one container of a run.
@@ -84,6 +121,11 @@ type ContainerSpec struct {
 	Network string
 	Env     map[string]string
 	Binds   []string // host:container bind mounts
+	// IP, if valid, is the container's fixed address on Network, kept
+	// across restarts; Hosts are names it resolves without DNS, from its
+	// /etc/hosts.
+	IP    netip.Addr
+	Hosts map[string]netip.Addr
 }
 
 // Container is a started container.
@@ -101,7 +143,17 @@ func (d *Docker) Start(ctx context.Context, s ContainerSpec) (Container, error) 
 		testcontainers.WithEnv(s.Env),
 		network.WithNetworkName([]string{s.Name}, s.Network),
 		testcontainers.WithConfigModifier(func(c *container.Config) { c.Hostname = s.Name }),
-		testcontainers.WithHostConfigModifier(func(h *container.HostConfig) { h.Binds = s.Binds }),
+		testcontainers.WithHostConfigModifier(func(h *container.HostConfig) {
+			h.Binds = s.Binds
+			for _, name := range slices.Sorted(maps.Keys(s.Hosts)) {
+				h.ExtraHosts = append(h.ExtraHosts, name+":"+s.Hosts[name].String())
+			}
+		}),
+		testcontainers.WithEndpointSettingsModifier(func(eps map[string]*dnetwork.EndpointSettings) {
+			if ep := eps[s.Network]; ep != nil && s.IP.IsValid() {
+				ep.IPAMConfig = &dnetwork.EndpointIPAMConfig{IPv4Address: s.IP}
+			}
+		}),
 	)
 	if ctr != nil && err != nil {
 		// Created but not started: it is ours, and teardown will remove it

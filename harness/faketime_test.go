@@ -129,7 +129,7 @@ func TestFaketimeInAContainer(t *testing.T) {
 	}
 	runID := "test-faketime-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	defer d.Remove(context.Background(), LabelRun+"="+runID)
-	nw, err := d.NewNetwork(ctx, runID)
+	nw, _, err := d.NewNetwork(ctx, runID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -271,7 +271,7 @@ func (r *run) buildImages(ctx context.Context) error {
 // on a fresh internal network and waits until every node answers /health.
 func (r *run) startCluster(ctx context.Context) error {
 	start := time.Now()
-	netName, err := r.docker.NewNetwork(ctx, r.info.ID)
+	netName, subnet, err := r.docker.NewNetwork(ctx, r.info.ID)
 	if err != nil {
 		return err
 	}
@@ -288,6 +288,9 @@ func (r *run) startCluster(ctx context.Context) error {
 	for i := 1; i <= r.cfg.Nodes; i++ {
 		c.nodes = append(c.nodes, fmt.Sprintf("n%d", i))
 	}
+	if c.hosts, err = addressPlan(subnet, c.nodes, r.manifest.ServiceContainers()); err != nil {
+		return err
+	}
 	for _, name := range append(slices.Clone(c.nodes), c.skewable...) {
 		if err := os.MkdirAll(filepath.Join(c.clockDir, name), 0o755); err != nil {
 			return err
@@ -295,7 +298,7 @@ func (r *run) startCluster(ctx context.Context) error {
 	}
 
 	res, err := r.docker.Start(ctx, ContainerSpec{
-		RunID: r.info.ID, Name: "resource", Image: resourceImage, Network: netName,
+		RunID: r.info.ID, Name: "resource", Image: resourceImage, Network: netName, IP: c.hosts["resource"], Hosts: c.hosts,
 		Env: map[string]string{
 			"SPLITBRAIN_RESOURCE_MODE": string(r.cfg.Resource),
 			"SPLITBRAIN_RESOURCE_ADDR": fmt.Sprintf(":%d", resourcePort),
@@ -328,7 +331,7 @@ func (r *run) startCluster(ctx context.Context) error {
 		go func() {
 			defer wg.Done()
 			ctr, err := r.docker.Start(ctx, ContainerSpec{
-				RunID: r.info.ID, Name: node, Image: r.nodeImage(), Network: netName, Env: r.nodeEnv(node),
+				RunID: r.info.ID, Name: node, Image: r.nodeImage(), Network: netName, Env: r.nodeEnv(node), IP: c.hosts[node], Hosts: c.hosts,
 				Binds: []string{filepath.Join(c.clockDir, node) + ":" + clockMount},
 			})
 			mu.Lock()
@@ -421,6 +424,7 @@ func (r *run) startServices(ctx context.Context, phase string) error {
 		wg.Go(func() {
 			spec := ContainerSpec{
 				RunID: r.info.ID, Name: m.name, Image: r.serviceImage(m.service), Network: c.network, Env: r.memberEnv(m.service, m.name),
+				IP: c.hosts[m.name], Hosts: c.hosts,
 			}
 			if m.service.Clock == targets.ClockFaketime {
 				maps.Copy(spec.Env, faketimeEnv())
@@ -448,6 +452,33 @@ func (r *run) startServices(ctx context.Context, phase string) error {
 		}
 	}
 	return nil
+}
+
+// addressPlan gives every container of a run a fixed address in subnet:
+// the resource .2, node ni .10+i, the service containers from .120. Each
+// container also lists them all in its /etc/hosts: on an internal network
+// Docker's DNS takes 20 s to give up on the name of a container that is
+// down (killed by a fault), and a real server that resolves names in its
+// event loop (a Sentinel, a Redis replica) stalls that long. A deployed
+// system's names outlive its hosts' crashes; here they do too.
+func addressPlan(subnet netip.Prefix, nodes, services []string) (map[string]netip.Addr, error) {
+	base := subnet.Masked().Addr().As4()
+	if subnet.Bits() > 24 || len(nodes) > 99 || len(services) > 130 {
+		return nil, fmt.Errorf("subnet %s is too small for %d nodes and %d service containers", subnet, len(nodes), len(services))
+	}
+	at := func(i int) netip.Addr {
+		a := base
+		a[3] += byte(i)
+		return netip.AddrFrom4(a)
+	}
+	plan := map[string]netip.Addr{"resource": at(2)}
+	for i, n := range nodes {
+		plan[n] = at(11 + i)
+	}
+	for i, s := range services {
+		plan[s] = at(120 + i)
+	}
+	return plan, nil
 }
 
 // skewableServices are the service containers whose clocks the
