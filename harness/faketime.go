@@ -20,6 +20,14 @@ const (
 	faketimeFile = "faketime.rc"
 	faketimeStep = 20 * time.Millisecond
 	faketimeLib  = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1" // Debian's libfaketime
+	// libcMalloc is glibc's malloc as a library of its own. Preloaded
+	// before libfaketime, it lets a program linked with jemalloc (Debian's
+	// redis-server) start under libfaketime: jemalloc reads the clock
+	// while it initializes, libfaketime allocates while it does, and the
+	// two recurse into each other until the program aborts (libfaketime
+	// issue #130). With glibc's malloc, free and malloc_usable_size first,
+	// jemalloc is asked only for statistics and size classes.
+	libcMalloc = "/lib/x86_64-linux-gnu/libc_malloc_debug.so.0"
 )
 
 // faketimeEnv is what a node needs for libfaketime to follow its clock
@@ -27,7 +35,7 @@ const (
 // is off: monotonic clocks, and the timers built on them, keep true time.
 func faketimeEnv() map[string]string {
 	return map[string]string{
-		"LD_PRELOAD":                   faketimeLib,
+		"LD_PRELOAD":                   libcMalloc + ":" + faketimeLib,
 		"FAKETIME_TIMESTAMP_FILE":      clockMount + "/" + faketimeFile,
 		"FAKETIME_NO_CACHE":            "1",
 		"FAKETIME_DONT_FAKE_MONOTONIC": "1",

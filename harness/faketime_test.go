@@ -103,7 +103,7 @@ func TestFaketimeInAContainer(t *testing.T) {
 	defer d.Close()
 	// An image of the host's date(1), its libraries and libfaketime.
 	root := t.TempDir()
-	for _, f := range []string{"/bin/date", faketimeLib, "/lib/x86_64-linux-gnu/libc.so.6", "/lib/x86_64-linux-gnu/libm.so.6", "/lib64/ld-linux-x86-64.so.2"} {
+	for _, f := range []string{"/bin/date", faketimeLib, libcMalloc, "/lib/x86_64-linux-gnu/libc.so.6", "/lib/x86_64-linux-gnu/libm.so.6", "/lib64/ld-linux-x86-64.so.2"} {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Skipf("this host does not lay out its libraries as Debian's amd64 does: %v", err)

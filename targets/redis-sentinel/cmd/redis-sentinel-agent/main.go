@@ -60,9 +60,6 @@ func main() {
 	// while a Sentinel is away: the agent logs what changes instead.
 	logging.Disable()
 
-	if err := preloadLibcMalloc(); err != nil {
-		log.Fatal(err)
-	}
 	conf := filepath.Join(dataDir, "redis.conf")
 	if err := writeConfig(conf, env.Node, primary); err != nil {
 		log.Fatal(err)
@@ -147,25 +144,6 @@ func writeConfig(path, self, primary string) error {
 		return err
 	}
 	return os.Rename(tmp, path)
-}
-
-// preloadLibcMalloc puts glibc's malloc before libfaketime when the
-// harness preloads libfaketime (clock: faketime). Debian's redis-server
-// allocates with jemalloc, which reads the clock while it initializes,
-// and libfaketime allocates while it initializes: the two recurse into
-// each other and the server never starts (libfaketime issue #130, open).
-// glibc's libc_malloc_debug, first in LD_PRELOAD, gives redis-server
-// glibc's malloc, free and malloc_usable_size instead, which it uses
-// consistently; what it still asks jemalloc (mallctl, nallocx) is
-// statistics and size classes, never a pointer. The allocator is no part
-// of a failover.
-func preloadLibcMalloc() error {
-	const libcMalloc = "libc_malloc_debug.so.0"
-	p := os.Getenv("LD_PRELOAD")
-	if !strings.Contains(p, "libfaketime") || strings.Contains(p, libcMalloc) {
-		return nil
-	}
-	return os.Setenv("LD_PRELOAD", libcMalloc+":"+p)
 }
 
 // waitForServer returns once the server answers PING: until then the node
