@@ -24,18 +24,7 @@ func runReal(t *testing.T, cfg harness.Config, logs map[string]string) *harness.
 		t.Fatal(err)
 	}
 	assertNothingLeft(t, out.Info.ID)
-	injected := map[string]bool{}
-	for _, f := range out.Info.Faults {
-		if f.Error != "" {
-			t.Errorf("%s: %s", f.Fault, f.Error)
-		}
-		injected[f.Fault] = true
-	}
-	for _, f := range cfg.Nemesis {
-		if !injected[f] {
-			t.Errorf("%s never injected: %+v", f, out.Info.Faults)
-		}
-	}
+	assertFaultsTookEffect(t, out, cfg.Nemesis)
 	if out.Info.Versions.System["redis-server"] == "" {
 		t.Errorf("run.json names no redis-server version: %+v", out.Info.Versions)
 	}

@@ -47,6 +47,24 @@ func runValid(t *testing.T, cfg harness.Config) {
 	}
 }
 
+// assertFaultsTookEffect fails unless each fault named was injected, and
+// every fault of the run took effect without an error.
+func assertFaultsTookEffect(t *testing.T, out *harness.Outcome, faults []string) {
+	t.Helper()
+	injected := map[string]bool{}
+	for _, f := range out.Info.Faults {
+		if f.Error != "" {
+			t.Errorf("%s: %s", f.Fault, f.Error)
+		}
+		injected[f.Fault] = true
+	}
+	for _, f := range faults {
+		if !injected[f] {
+			t.Errorf("%s never injected: %+v", f, out.Info.Faults)
+		}
+	}
+}
+
 // A target copied out of the repository is a Go module of its own that
 // gets the SDK through a replace directive, as targets/README.md tells a
 // newcomer to do, and runs with --target-dir.
@@ -141,18 +159,7 @@ func TestServiceTarget(t *testing.T) {
 	if out.Report.Valid != checkers.Valid {
 		t.Errorf("verdict %v: %+v", out.Report.Valid, out.Report.Checkers)
 	}
-	injected := map[string]bool{}
-	for _, f := range out.Info.Faults {
-		if f.Error != "" {
-			t.Errorf("%s: %s", f.Fault, f.Error)
-		}
-		injected[f.Fault] = true
-	}
-	for _, f := range cfg.Nemesis {
-		if !injected[f] {
-			t.Errorf("%s never injected: %+v", f, out.Info.Faults)
-		}
-	}
+	assertFaultsTookEffect(t, out, cfg.Nemesis)
 	if _, err := os.Stat(filepath.Join(out.Dir, "logs", "store.log")); err != nil {
 		t.Errorf("the service's log: %v", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/splitbrain/splitbrain/targets/sdk"
@@ -54,6 +55,7 @@ func TestEveryFamilyMemberExists(t *testing.T) {
 // services is a cluster of three nodes and one service that records what
 // is done to which container: enough to check whom a fault aims at.
 type services struct {
+	mu       sync.Mutex // faults hit several containers at once
 	done     []string
 	services []string
 	grudge   Grudge
@@ -66,6 +68,8 @@ func (c *services) SkewableServices() []string {
 }
 func (c *services) Leader() string { return "n2" }
 func (c *services) record(verb, name string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.done = append(c.done, verb+" "+name)
 	return nil
 }
