@@ -259,10 +259,10 @@ func (c *cluster) waitSidecars(ctx context.Context, nodes []string, timeout time
 	return err
 }
 
-// waitService waits until the member name of service s accepts
+// waitService waits until the member name (container id) of service s accepts
 // connections on its port and, if s names a health path, answers 200
 // there, and if it names a ready command, that command exits 0 in it.
-func (c *cluster) waitService(ctx context.Context, name string, s targets.Service, timeout time.Duration) error {
+func (c *cluster) waitService(ctx context.Context, name, id string, s targets.Service, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	c.mu.RLock()
 	addr := netip.AddrPortFrom(c.ips[name], uint16(s.Port))
@@ -281,7 +281,7 @@ func (c *cluster) waitService(ctx context.Context, name string, s targets.Servic
 	defer cancel()
 	var last string
 	for {
-		code, out, err := c.docker.Exec(ctx, c.ids[name], s.Ready)
+		code, out, err := c.docker.Exec(ctx, id, s.Ready)
 		if err == nil && code == 0 {
 			return nil
 		}

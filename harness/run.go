@@ -440,7 +440,7 @@ func (r *run) startServices(ctx context.Context, phase string) error {
 				err = c.learnAddress(ctx, m.name, ctr.ID)
 			}
 			if err == nil {
-				err = c.waitService(ctx, m.name, m.service, r.cfg.StartTimeout)
+				err = c.waitService(ctx, m.name, ctr.ID, m.service, r.cfg.StartTimeout)
 			}
 			errs[i] = err
 		})

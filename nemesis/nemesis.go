@@ -82,7 +82,9 @@ func (n *Nemesis) Run(ctx context.Context) {
 		case <-time.After(time.Until(start.Add(step.At))):
 		}
 		if step.Heal {
-			n.heal(ctx)
+			// Not with ctx: a heal under way when the run ends must not
+			// be cut short, or its fault would stay in effect.
+			n.HealAll()
 		} else {
 			n.inject(ctx, n.faults[step.Fault])
 		}
