@@ -133,17 +133,20 @@ func TestUnfencedResourceRunsAndReports(t *testing.T) {
 // its configuration) as much as one of ours.
 func TestContainerThatNeverBecomesReady(t *testing.T) {
 	for _, tc := range []struct {
-		dir  string
-		want []string
+		dir   string
+		want  []string
+		start time.Duration // for every node and service to be ready
 	}{
-		{"testdata/crashing", []string{"never became healthy", "the disk is on fire"}},
-		{"testdata/crashing-service", []string{"service store", "the disk is on fire"}},
-		{"testdata/exiting-server", []string{"service redis never became healthy: its process exited with code 1", "Bad directive"}},
+		{"testdata/crashing", []string{"never became healthy", "the disk is on fire"}, 3 * time.Second},
+		{"testdata/crashing-service", []string{"service store", "the disk is on fire"}, 3 * time.Second},
+		{"testdata/exiting-server", []string{"service redis never became healthy: its process exited with code 1", "Bad directive"}, 3 * time.Second},
+		// Sentinels that never agree: a quorum of 4 among 3.
+		{"testdata/sentinel-no-quorum", []string{"was not ready within", "SENTINEL CKQUORUM mymaster"}, 10 * time.Second},
 	} {
 		t.Run(filepath.Base(tc.dir), func(t *testing.T) {
 			cfg := testConfig(t)
 			cfg.TargetDir = tc.dir
-			cfg.StartTimeout = 3 * time.Second
+			cfg.StartTimeout = tc.start
 			out, err := harness.Run(context.Background(), cfg)
 			if err == nil {
 				t.Fatal("a crashing target ran")
