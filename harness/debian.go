@@ -5,9 +5,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,8 +13,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -29,48 +24,16 @@ import (
 // Images with Debian packages stand on a Debian minbase image that
 // splitbrain makes itself, since no registry can be pulled from:
 // debootstrap into a folder, then an import of that folder as an image.
-// It takes about a minute, so it is made once per machine and found again
-// by the hash of its recipe, which names it and is in its labels: a
-// changed recipe makes a new image, an unchanged one is never rebuilt.
-// Each set of packages on it is one more cached image, keyed the same way.
+// It takes about a minute, so it is made once per machine and cached by
+// its recipe (cache.go); each set of packages on it is one more cached
+// image.
 const (
 	debianSuite   = "bookworm"
 	debianVariant = "minbase"
-	// LabelRecipe holds the hash of what an image was made from.
-	LabelRecipe = "dev.splitbrain.recipe"
 	// MirrorEnv names another Debian mirror than debianMirror.
 	MirrorEnv    = "SPLITBRAIN_DEBIAN_MIRROR"
 	debianMirror = "http://deb.debian.org/debian"
 )
-
-// debianBuilds serializes the making of Debian images: the builds of one
-// run go in parallel, and two runs (two test packages) may start at once;
-// one image must be made once. The mutex covers this process, a lock file
-// the others.
-var debianBuilds sync.Mutex
-
-const debianLockFile = "/tmp/splitbrain-debian.lock"
-
-func lockDebianBuilds() (unlock func(), err error) {
-	debianBuilds.Lock()
-	f, err := os.OpenFile(debianLockFile, os.O_CREATE|os.O_RDWR, 0o666)
-	if err != nil {
-		debianBuilds.Unlock()
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		debianBuilds.Unlock()
-		return nil, err
-	}
-	return func() { f.Close(); debianBuilds.Unlock() }, nil
-}
-
-// recipeHash names what an image is made from, in 12 hex digits.
-func recipeHash(parts ...string) string {
-	h := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
-	return hex.EncodeToString(h[:6])
-}
 
 // debianBaseRecipe is the hash of what the base image is made from.
 var debianBaseRecipe = recipeHash("debootstrap", "--variant="+debianVariant, debianSuite)
@@ -78,20 +41,11 @@ var debianBaseRecipe = recipeHash("debootstrap", "--variant="+debianVariant, deb
 // debianBaseTag is the base image's name: its recipe's hash is the tag.
 var debianBaseTag = "splitbrain/debian:" + debianSuite + "-" + debianBaseRecipe
 
-// hasImage says whether ref is on this machine.
-func (d *Docker) hasImage(ctx context.Context, ref string) (bool, error) {
-	_, err := d.cli.ImageInspect(ctx, ref)
-	if cerrdefs.IsNotFound(err) {
-		return false, nil
-	}
-	return err == nil, err
-}
-
 // DebianBase makes sure the Debian base image is on this machine, making
 // it if it is not, and returns its name. It is also tagged
 // targets.DebianImage, so that a target's Dockerfile can stand on it.
 func (d *Docker) DebianBase(ctx context.Context) (string, error) {
-	unlock, err := lockDebianBuilds()
+	unlock, err := lockHeavyBuilds()
 	if err != nil {
 		return "", err
 	}
@@ -184,7 +138,7 @@ func (d *Docker) DebianPackages(ctx context.Context, packages []string) (string,
 	pkgs := slices.Clone(packages)
 	slices.Sort(pkgs)
 	pkgs = slices.Compact(pkgs)
-	unlock, err := lockDebianBuilds()
+	unlock, err := lockHeavyBuilds()
 	if err != nil {
 		return "", err
 	}
@@ -244,50 +198,4 @@ func (d *Docker) PackageVersions(ctx context.Context, id string) (map[string]str
 		}
 	}
 	return versions, nil
-}
-
-// BuildDebianImage builds an image of Debian packages with either a Go
-// program at /app or a command to run.
-func (d *Docker) BuildDebianImage(ctx context.Context, tag, dir string, b targets.Build) error {
-	base, err := d.DebianPackages(ctx, b.Debian)
-	if err != nil {
-		return err
-	}
-	if b.Go != "" {
-		return d.buildGo(ctx, tag, dir, b.Go, base)
-	}
-	entry, err := json.Marshal(b.Command)
-	if err != nil {
-		return err
-	}
-	dockerfile := fmt.Sprintf("FROM %s\nENTRYPOINT %s\n", base, entry)
-	return d.buildContext(ctx, tag, nil, "Dockerfile", map[string][]byte{"Dockerfile": []byte(dockerfile)})
-}
-
-// say prints what is being built, and every 15 s how long it has taken,
-// until the returned stop is called, which prints the total.
-func (d *Docker) say(what string, start time.Time) (stop func()) {
-	if d.Progress == nil {
-		return func() {}
-	}
-	fmt.Fprintf(d.Progress, "splitbrain: %s...\n", what)
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTicker(15 * time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				fmt.Fprintf(d.Progress, "splitbrain: %s: %.0f s...\n", what, time.Since(start).Seconds())
-			}
-		}
-	})
-	return func() {
-		close(done)
-		wg.Wait()
-		fmt.Fprintf(d.Progress, "splitbrain: %s: done in %.1f s\n", what, time.Since(start).Seconds())
-	}
 }

@@ -32,9 +32,33 @@ func (d *Docker) BuildTargetImage(ctx context.Context, tag, dir string, b target
 	case b.Dockerfile != "":
 		return d.BuildDockerfileImage(ctx, tag, dir, b.Dockerfile)
 	case len(b.Debian) > 0:
-		return d.BuildDebianImage(ctx, tag, dir, b)
+		base, err := d.DebianPackages(ctx, b.Debian)
+		if err != nil {
+			return err
+		}
+		return d.buildOn(ctx, tag, dir, b, base)
+	case b.Etcd != "":
+		base, err := d.EtcdImage(ctx, b.Etcd)
+		if err != nil {
+			return err
+		}
+		return d.buildOn(ctx, tag, dir, b, base)
 	}
 	return d.BuildGoImage(ctx, tag, dir, b.Go)
+}
+
+// buildOn builds, on a base image of a real system (Debian packages, an
+// etcd), either a Go program at /app or an image that runs b.Command.
+func (d *Docker) buildOn(ctx context.Context, tag, dir string, b targets.Build, base string) error {
+	if b.Go != "" {
+		return d.buildGo(ctx, tag, dir, b.Go, base)
+	}
+	entry, err := json.Marshal(b.Command)
+	if err != nil {
+		return err
+	}
+	dockerfile := fmt.Sprintf("FROM %s\nENTRYPOINT %s\n", base, entry)
+	return d.buildContext(ctx, tag, nil, "Dockerfile", map[string][]byte{"Dockerfile": []byte(dockerfile)})
 }
 
 // BuildGoImage compiles the main package pkg (relative to dir, in the Go

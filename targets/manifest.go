@@ -122,7 +122,8 @@ func (s Service) MemberNames() []string {
 }
 
 // Build says how an image is made: exactly one of Go, Command and
-// Dockerfile, and Debian packages under the first two.
+// Dockerfile, and under the first two at most one base: Debian packages or
+// an etcd.
 type Build struct {
 	// Go is a main package compiled with CGO_ENABLED=0 into a FROM scratch
 	// image: a path relative to the target's folder (./cmd/node), or an
@@ -133,9 +134,14 @@ type Build struct {
 	// Debian names packages of Debian bookworm, installed on splitbrain's
 	// own Debian minbase image (built once per machine, then cached).
 	Debian []string `yaml:"debian"`
-	// Command is the program an image of Debian packages runs, in exec
-	// form (["redis-server", "--port", "6379"]), when there is no Go
-	// program to run.
+	// Etcd is a release of etcd ("v3.6.16"), compiled here from Go
+	// modules (once per machine, then cached) into a FROM scratch image
+	// with the server at /usr/local/bin/etcd. A Go program lands beside it
+	// at /app: an agent that runs the member.
+	Etcd string `yaml:"etcd"`
+	// Command is the program an image of Debian packages or of etcd runs,
+	// in exec form (["redis-server", "--port", "6379"]), when there is no
+	// Go program to run.
 	Command []string `yaml:"command"`
 	// Dockerfile is a Dockerfile relative to the target's folder, built
 	// with the folder as its context. No registry is reachable: its base
@@ -155,6 +161,7 @@ var (
 	validName    = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
 	validService = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
 	nodeName     = regexp.MustCompile(`^n[0-9]+$`)
+	etcdRelease  = regexp.MustCompile(`^v3\.[0-9]+\.[0-9]+$`)
 	validEnv     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
 
@@ -208,7 +215,7 @@ func (m Manifest) validate() error {
 		return fmt.Errorf("port %d is out of range", m.Port)
 	case m.Clock != ClockSDK && m.Clock != ClockFaketime && m.Clock != ClockNone:
 		return fmt.Errorf("clock %q: want %s, %s or %s", m.Clock, ClockSDK, ClockFaketime, ClockNone)
-	case m.Clock == ClockFaketime && m.Build.Go != "" && len(m.Build.Debian) == 0:
+	case m.Clock == ClockFaketime && m.Build.Dockerfile == "" && len(m.Build.Debian) == 0:
 		return fmt.Errorf("clock: %s needs libfaketime in the node image: a FROM scratch image has none (add build.debian)", ClockFaketime)
 	}
 	if err := m.Build.validate(m.Dir, "build"); err != nil {
@@ -250,10 +257,14 @@ func (b Build) validate(dir, field string) error {
 		return fmt.Errorf("%s is missing: give %[1]s.go (a main package), %[1]s.command (with %[1]s.debian) or %[1]s.dockerfile", field)
 	case given > 1:
 		return fmt.Errorf("%s: give one of %[1]s.go, %[1]s.command and %[1]s.dockerfile, not several", field)
-	case len(b.Command) > 0 && len(b.Debian) == 0:
-		return fmt.Errorf("%s.command needs %[1]s.debian: an image with nothing in it has no program to run", field)
-	case b.Dockerfile != "" && len(b.Debian) > 0:
-		return fmt.Errorf("%s.debian goes with %[1]s.go or %[1]s.command; a Dockerfile installs its own packages", field)
+	case len(b.Command) > 0 && len(b.Debian) == 0 && b.Etcd == "":
+		return fmt.Errorf("%s.command needs %[1]s.debian or %[1]s.etcd: an image with nothing in it has no program to run", field)
+	case b.Dockerfile != "" && (len(b.Debian) > 0 || b.Etcd != ""):
+		return fmt.Errorf("%s.debian and %[1]s.etcd go with %[1]s.go or %[1]s.command; a Dockerfile makes its own image", field)
+	case len(b.Debian) > 0 && b.Etcd != "":
+		return fmt.Errorf("%s: give %[1]s.debian or %[1]s.etcd, not both: etcd's image is FROM scratch", field)
+	case b.Etcd != "" && !etcdRelease.MatchString(b.Etcd):
+		return fmt.Errorf("%s.etcd: %q is not an etcd release: want v3.MINOR.PATCH, such as v3.6.16", field, b.Etcd)
 	}
 	for _, p := range b.Debian {
 		if !validPackage.MatchString(p) {

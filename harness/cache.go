@@ -1,0 +1,89 @@
+package harness
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+)
+
+// Some images take minutes to make (a Debian base, an etcd compiled from
+// its modules). Each is made once per machine and found again by the hash
+// of its recipe, which is in its tag and its labels (LabelRecipe): a
+// changed recipe makes a new image, an unchanged one is never rebuilt.
+
+// LabelRecipe holds the hash of what an image was made from.
+const LabelRecipe = "dev.splitbrain.recipe"
+
+// heavyBuilds serializes the making of cached images: the builds of one
+// run go in parallel, and two runs (two test packages) may start at once;
+// one image must be made once. The mutex covers this process, a lock file
+// the others.
+var heavyBuilds sync.Mutex
+
+const heavyBuildsLockFile = "/tmp/splitbrain-builds.lock"
+
+func lockHeavyBuilds() (unlock func(), err error) {
+	heavyBuilds.Lock()
+	f, err := os.OpenFile(heavyBuildsLockFile, os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		heavyBuilds.Unlock()
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		heavyBuilds.Unlock()
+		return nil, err
+	}
+	return func() { f.Close(); heavyBuilds.Unlock() }, nil
+}
+
+// recipeHash names what an image is made from, in 12 hex digits.
+func recipeHash(parts ...string) string {
+	h := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
+	return hex.EncodeToString(h[:6])
+}
+
+// hasImage says whether ref is on this machine.
+func (d *Docker) hasImage(ctx context.Context, ref string) (bool, error) {
+	_, err := d.cli.ImageInspect(ctx, ref)
+	if cerrdefs.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// say prints what is being built, and every 15 s how long it has taken,
+// until the returned stop is called, which prints the total.
+func (d *Docker) say(what string, start time.Time) (stop func()) {
+	if d.Progress == nil {
+		return func() {}
+	}
+	fmt.Fprintf(d.Progress, "splitbrain: %s...\n", what)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(15 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				fmt.Fprintf(d.Progress, "splitbrain: %s: %.0f s...\n", what, time.Since(start).Seconds())
+			}
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+		fmt.Fprintf(d.Progress, "splitbrain: %s: done in %.1f s\n", what, time.Since(start).Seconds())
+	}
+}

@@ -1,0 +1,156 @@
+// Command etcd-agent is a node of the etcd target and its container's
+// entrypoint: it runs an etcd member beside itself, one member per node,
+// and serves the node API from the member's own Raft state
+// (etcd.RaftStatus). The node leads while its member is the Raft leader,
+// with the Raft term as its token.
+//
+// The member is configured by package etcd (ETCD_* variables; those of
+// the manifest's env win), named after the node, its peers the other
+// nodes. The agent serves once its member knows a leader: a member that
+// never joins its cluster never becomes healthy, and its log says why.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"github.com/splitbrain/splitbrain/targets/etcd"
+	"github.com/splitbrain/splitbrain/targets/sdk"
+)
+
+const (
+	// server is where the etcd image keeps etcd's server.
+	server = "/usr/local/bin/etcd"
+	// statusTimeout bounds a reading of the member's state: the member is
+	// beside the agent, and a belief that takes longer is not worth
+	// waiting for.
+	statusTimeout = 300 * time.Millisecond
+)
+
+func main() {
+	env, err := sdk.EnvFromOS()
+	if err != nil {
+		log.Fatal(err)
+	}
+	members := append([]string{env.Node}, env.PeerIDs()...)
+	slices.Sort(members)
+	for k, v := range etcd.MemberEnv(env.Node, members, nil) {
+		if os.Getenv(k) == "" { // the manifest's env wins
+			os.Setenv(k, v)
+		}
+	}
+	member, err := sdk.StartServer(server)
+	if err != nil {
+		log.Fatal(err)
+	}
+	member.Supervise()
+
+	local := fmt.Sprintf("127.0.0.1:%d", etcd.ClientPort)
+	cli, err := clientv3.New(clientv3.Config{
+		Endpoints:   []string{local},
+		DialTimeout: time.Second,
+		// The client would log every failed call while the member is
+		// frozen or cut off; the agent logs what changes instead.
+		Logger: zap.NewNop(),
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	a := &agent{
+		node:  env.Node,
+		cli:   cli,
+		vars:  "http://" + local + etcd.DebugVarsPath,
+		httpc: &http.Client{Timeout: statusTimeout},
+	}
+	a.join()
+	log.Fatal(sdk.NewServer(env, a).ListenAndServe())
+}
+
+// agent reads its member's state.
+type agent struct {
+	node  string
+	cli   *clientv3.Client // for the members' names
+	vars  string           // the member's /debug/vars
+	httpc *http.Client
+	names map[uint64]string // member ID to node name
+
+	mu   sync.Mutex
+	said string // the last belief logged
+}
+
+// join waits until the member knows a leader, then learns the members'
+// names.
+func (a *agent) join() {
+	for {
+		st, err := a.status()
+		if err == nil && st.Lead != 0 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		res, err := a.cli.MemberList(ctx)
+		cancel()
+		if err == nil {
+			a.names = map[uint64]string{}
+			for _, m := range res.Members {
+				a.names[m.ID] = m.Name
+			}
+			log.Printf("%s: member of a cluster of %d", a.node, len(res.Members))
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (a *agent) status() (etcd.RaftStatus, error) {
+	res, err := a.httpc.Get(a.vars)
+	if err != nil {
+		return etcd.RaftStatus{}, err
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		return etcd.RaftStatus{}, err
+	}
+	if res.StatusCode != http.StatusOK {
+		return etcd.RaftStatus{}, fmt.Errorf("%s: %s", a.vars, res.Status)
+	}
+	return etcd.ParseDebugVars(body)
+}
+
+// Leadership is the belief at the moment the node API asks, from the
+// member's state read then: a member that stepped down is not believed a
+// leader a poll later. A member that does not answer leads nothing the
+// node can prove.
+func (a *agent) Leadership() sdk.Leadership {
+	st, err := a.status()
+	l := etcd.Belief(st, a.names)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	said := "follows " + l.LeaderID
+	switch {
+	case err != nil:
+		said = "no Raft state: " + err.Error()
+	case l.Leader:
+		said = "leads"
+	case l.LeaderID == "":
+		said = "knows no leader"
+	}
+	if said != a.said {
+		log.Printf("%s: %s (term %d)", a.node, said, st.Term)
+		a.said = said
+	}
+	return l
+}
