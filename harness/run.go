@@ -638,6 +638,7 @@ func (r *run) drive(ctx context.Context) error {
 	stopWork()
 	wg.Wait()
 	progress.stop()
+	r.noteDown(ctx)
 
 	elapsed := time.Since(start).Seconds()
 	t := &r.info.Timings
@@ -652,6 +653,31 @@ func (r *run) drive(ctx context.Context) error {
 		return fmt.Errorf("history: %v", err)
 	}
 	return ctx.Err()
+}
+
+// noteDown says which containers were down when the run ended, after
+// every fault was healed and every killed container started again: they
+// exited on their own (a server that crashed, an agent whose server did)
+// and took the target's ability to recover with them, which the verdict
+// alone would not tell.
+func (r *run) noteDown(ctx context.Context) {
+	ctx = context.WithoutCancel(ctx)
+	for _, name := range append(slices.Clone(r.cluster.nodes), r.cluster.services...) {
+		id := r.cluster.ids[name]
+		exited, code := r.docker.Exited(ctx, id)
+		if !exited {
+			continue
+		}
+		what := name
+		if slices.Contains(r.cluster.services, name) {
+			what = "service " + name
+		}
+		note := fmt.Sprintf("%s was down when the run ended: it exited on its own, with code %d", what, code)
+		if logs, err := r.docker.Logs(ctx, id); err == nil && len(logs) > 0 {
+			note += "; its log ends: " + strings.Join(strings.Split(tail(logs, 3), "\n"), " | ")
+		}
+		r.info.Notes = append(r.info.Notes, note)
+	}
 }
 
 // teardown saves every container's log, then removes everything labelled

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -142,6 +143,9 @@ func TestContainerThatNeverBecomesReady(t *testing.T) {
 		{"testdata/exiting-server", []string{"service redis never became healthy: its process exited with code 1", "Bad directive"}, 3 * time.Second},
 		// Sentinels that never agree: a quorum of 4 among 3.
 		{"testdata/sentinel-no-quorum", []string{"was not ready within", "SENTINEL CKQUORUM mymaster"}, 10 * time.Second},
+		// An etcd member waiting for a member that never comes: no
+		// quorum, so never healthy; its log says what it waits for.
+		{"testdata/etcd-never-joins", []string{"service etcd: etcd never became healthy", "last lines of etcd's log"}, 8 * time.Second},
 	} {
 		t.Run(filepath.Base(tc.dir), func(t *testing.T) {
 			cfg := testConfig(t)
@@ -232,5 +236,24 @@ func TestPausedLeaderIsCaughtOnlyWithoutFence(t *testing.T) {
 				t.Errorf("faults: %+v", out.Info.Faults)
 			}
 		})
+	}
+}
+
+// A container that dies on its own mid-run and is down at the end (a
+// server whose disk failed, a cluster that lost its quorum for good) is
+// named in the run's notes with the end of its log: the verdict alone
+// would not say why the target could not recover.
+func TestContainerDownAtTheEnd(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.TargetDir = "testdata/quitting-service"
+	cfg.Nemesis = []string{"none"}
+	out, err := harness.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertNothingLeft(t, out.Info.ID)
+	want := "service store was down when the run ended: it exited on its own, with code 3; its log ends: store: the disk is gone"
+	if !slices.ContainsFunc(out.Info.Notes, func(n string) bool { return strings.HasPrefix(n, want) }) {
+		t.Errorf("notes %q: want one that starts %q", out.Info.Notes, want)
 	}
 }

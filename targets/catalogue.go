@@ -257,7 +257,13 @@ func (c *Catalogue) Markdown() string {
 			labels = append(labels, l)
 			cells[l] = map[string]string{}
 		}
-		cells[l][r.Family] = r.cell()
+		// A family can have several rows (the family, and a fault of it
+		// that must find something else): the cell shows each.
+		if prev := cells[l][r.Family]; prev != "" {
+			cells[l][r.Family] = prev + "; " + r.cell()
+		} else {
+			cells[l][r.Family] = r.cell()
+		}
 	}
 	var b strings.Builder
 	b.WriteString("| target | " + strings.Join(Families, " | ") + " |\n")

@@ -1,0 +1,53 @@
+package harness_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/splitbrain/splitbrain/harness"
+	"github.com/splitbrain/splitbrain/history"
+)
+
+// runReal runs a target of a real system and checks what every such run
+// must show: each fault took effect, the real server's own log was saved,
+// the version it ran is in run.json, and nothing is left behind.
+func runReal(t *testing.T, cfg harness.Config, system string, logs map[string]string) *harness.Outcome {
+	t.Helper()
+	out, err := harness.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertNothingLeft(t, out.Info.ID)
+	assertFaultsTookEffect(t, out, cfg.Nemesis)
+	if out.Info.Versions.System[system] == "" {
+		t.Errorf("run.json names no %s version: %+v", system, out.Info.Versions)
+	}
+	for container, line := range logs {
+		b, err := os.ReadFile(filepath.Join(out.Dir, "logs", container+".log"))
+		if err != nil || !strings.Contains(string(b), line) {
+			t.Errorf("%s.log does not say %q (%v)", container, line, err)
+		}
+	}
+	return out
+}
+
+// leaderships lists each (node, token) that an observation saw leading,
+// in the order first seen.
+func leaderships(events []history.Event) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, e := range events {
+		if e.Type == history.Leader && e.IsLeader {
+			k := fmt.Sprintf("%s@%d", e.Node, e.Token)
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, k)
+			}
+		}
+	}
+	return out
+}
