@@ -42,7 +42,9 @@ type Info struct {
 	// Faults is what each injected fault did and cost.
 	Faults []checkers.FaultEffect `json:"faults"`
 	// Notes say plainly what the run could not test (faults that reach
-	// nothing in this target), so that a valid verdict is not read as more.
+	// nothing in this target), so that a valid verdict is not read as
+	// more, and what the verdict alone would not tell (a container that
+	// died on its own and was down at the end).
 	Notes       []string `json:"notes,omitempty"`
 	Interrupted bool     `json:"interrupted,omitempty"`
 	Error       string   `json:"error,omitempty"` // why the harness failed, if it did

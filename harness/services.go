@@ -1,0 +1,102 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/splitbrain/splitbrain/targets"
+)
+
+// A target's services (its etcd, its Redis, its Sentinels) start with the
+// run, member by member, and are broken by the service faults.
+
+// startServices starts the members of the target's services that start
+// at this phase, all at once, and waits until each is ready.
+func (r *run) startServices(ctx context.Context, phase string) error {
+	c := r.cluster
+	type member struct {
+		name    string
+		service targets.Service
+	}
+	var members []member
+	for _, s := range r.manifest.Services {
+		if s.Start == phase {
+			for _, name := range s.MemberNames() {
+				members = append(members, member{name, s})
+			}
+		}
+	}
+	errs := make([]error, len(members))
+	var (
+		wg sync.WaitGroup
+		mu sync.Mutex
+	)
+	for i, m := range members {
+		wg.Go(func() {
+			spec := ContainerSpec{
+				RunID: r.info.ID, Name: m.name, Image: r.serviceImage(m.service), Network: c.network, Env: r.memberEnv(m.service, m.name),
+				IP: c.hosts[m.name], Hosts: c.hosts,
+			}
+			if m.service.Clock == targets.ClockFaketime {
+				maps.Copy(spec.Env, faketimeEnv())
+				spec.Binds = []string{filepath.Join(c.clockDir, m.name) + ":" + clockMount}
+			}
+			ctr, err := r.docker.Start(ctx, spec)
+			if ctr.ID != "" {
+				mu.Lock()
+				c.ids[m.name] = ctr.ID
+				mu.Unlock()
+			}
+			if err == nil {
+				err = c.learnAddress(ctx, m.name, ctr.ID)
+			}
+			if err == nil {
+				err = c.waitService(ctx, m.name, ctr.ID, m.service, r.cfg.StartTimeout)
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return r.withLog(ctx, members[i].name, fmt.Errorf("service %s: %v", members[i].name, err))
+		}
+	}
+	return nil
+}
+
+// skewableServices are the service containers whose clocks the
+// clock-service fault may skew.
+func skewableServices(m targets.Manifest) []string {
+	var out []string
+	for _, s := range m.Services {
+		if s.Clock == targets.ClockFaketime {
+			out = append(out, s.MemberNames()...)
+		}
+	}
+	return out
+}
+
+// memberEnv is a service member's environment: the manifest's, its own
+// name, every member of its service, and the nodes.
+func (r *run) memberEnv(s targets.Service, name string) map[string]string {
+	env := maps.Clone(s.Env)
+	if env == nil {
+		env = map[string]string{}
+	}
+	var members, nodes []string
+	for _, m := range s.MemberNames() {
+		members = append(members, fmt.Sprintf("%s:%d", m, s.Port))
+	}
+	for _, n := range r.cluster.nodes {
+		nodes = append(nodes, fmt.Sprintf("%s:%d", n, r.manifest.Port))
+	}
+	env["SPLITBRAIN_MEMBER"] = name
+	env["SPLITBRAIN_MEMBERS"] = strings.Join(members, ",")
+	env["SPLITBRAIN_NODES"] = strings.Join(nodes, ",")
+	return env
+}
