@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/splitbrain
 RUNARGS ?= --target raft --nodes 5 --time-limit 60s --nemesis partition,pause,kill,clock --resource strict
 
-.PHONY: build deps test vet unit run catalogue bench fuzz clean
+.PHONY: build deps images test vet unit run catalogue bench fuzz clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/splitbrain
@@ -21,8 +21,15 @@ deps:
 	@command -v chromium >/dev/null && test -e $(FAKETIME_LIB) && command -v debootstrap >/dev/null || \
 		(apt-get update && apt-get install -y --no-install-recommends chromium libfaketime debootstrap)
 
+# The heavy images the targets stand on (the Debian base and packages, an
+# etcd compiled from its modules), each made once per machine and cached:
+# minutes on a new machine, a second after. Made before the tests, so that
+# no test's timeout pays for them.
+images: build deps
+	./$(BIN) images
+
 # Unit tests and the integration tests, which start real containers.
-test: vet deps
+test: vet deps images
 	$(GO) test -race -count=1 -timeout 9m ./...
 
 # Unit tests only: no Docker needed.

@@ -6,12 +6,15 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
+
+	"github.com/splitbrain/splitbrain/targets"
 )
 
 // Some images take minutes to make (a Debian base, an etcd compiled from
@@ -86,4 +89,46 @@ func (d *Docker) say(what string, start time.Time) (stop func()) {
 		wg.Wait()
 		fmt.Fprintf(d.Progress, "splitbrain: %s: done in %.1f s\n", what, time.Since(start).Seconds())
 	}
+}
+
+// nodeBuild is how a target's node image is made: the manifest's build,
+// with libfaketime added for a node clock that follows it.
+func nodeBuild(m targets.Manifest) targets.Build {
+	b := m.Build
+	if m.Clock == targets.ClockFaketime && len(b.Debian) > 0 {
+		b.Debian = append(slices.Clone(b.Debian), "libfaketime")
+	}
+	return b
+}
+
+// serviceBuild is how a service's image is made, as nodeBuild.
+func serviceBuild(s targets.Service) targets.Build {
+	b := s.Build
+	if s.Clock == targets.ClockFaketime {
+		b.Debian = append(slices.Clone(b.Debian), "libfaketime")
+	}
+	return b
+}
+
+// BaseImages makes sure the cached images that target m's images stand on
+// (its Debian packages, its etcd) are on this machine, making those that
+// are not: after it, a run of m builds only its own programs, in seconds.
+func (d *Docker) BaseImages(ctx context.Context, m targets.Manifest) error {
+	builds := []targets.Build{nodeBuild(m)}
+	for _, s := range m.Services {
+		builds = append(builds, serviceBuild(s))
+	}
+	for _, b := range builds {
+		var err error
+		switch {
+		case len(b.Debian) > 0:
+			_, err = d.DebianPackages(ctx, b.Debian)
+		case b.Etcd != "":
+			_, err = d.EtcdImage(ctx, b.Etcd)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", m.Name, err)
+		}
+	}
+	return nil
 }

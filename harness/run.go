@@ -239,20 +239,16 @@ func (r *run) partitions() bool {
 
 func (r *run) buildImages(ctx context.Context) error {
 	start := time.Now()
-	node := r.manifest.Build
-	if r.manifest.Clock == targets.ClockFaketime && len(node.Debian) > 0 {
-		node.Debian = append(slices.Clone(node.Debian), "libfaketime")
-	}
 	builds := []func() error{
-		func() error { return r.docker.BuildTargetImage(ctx, r.nodeImage(), r.manifest.Dir, node) },
+		func() error {
+			return r.docker.BuildTargetImage(ctx, r.nodeImage(), r.manifest.Dir, nodeBuild(r.manifest))
+		},
 		func() error { return r.docker.BuildGoImage(ctx, resourceImage, r.cfg.RepoRoot, resourceMain) },
 	}
 	for _, s := range r.manifest.Services {
-		b := s.Build
-		if s.Clock == targets.ClockFaketime {
-			b.Debian = append(slices.Clone(b.Debian), "libfaketime")
-		}
-		builds = append(builds, func() error { return r.docker.BuildTargetImage(ctx, r.serviceImage(s), r.manifest.Dir, b) })
+		builds = append(builds, func() error {
+			return r.docker.BuildTargetImage(ctx, r.serviceImage(s), r.manifest.Dir, serviceBuild(s))
+		})
 	}
 	if r.partitions() {
 		builds = append(builds, func() error { return r.docker.BuildGoImage(ctx, netfilterImage, r.cfg.RepoRoot, netfilterMain) })

@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/splitbrain/splitbrain/checkers"
 	"github.com/splitbrain/splitbrain/harness"
@@ -43,6 +44,7 @@ const usage = `usage:
   splitbrain targets                list targets and what each promises
   splitbrain catalogue [--target T] [--family F] [--runs N] [--seed N] [--time-limit D] [--table]
                                     run the expected verdicts of targets/catalogue.yaml; exit 1 if one differs
+  splitbrain images [--target T]    make the cached images targets stand on (Debian packages, etcd) ahead of a run
   splitbrain clean                  remove every container and network a run left behind`
 
 func main() {
@@ -72,13 +74,15 @@ func run(args []string) int {
 		code, err = targetsCmd(args[1:])
 	case "catalogue":
 		code, err = catalogueCmd(ctx, args[1:])
+	case "images":
+		code, err = imagesCmd(ctx, args[1:])
 	case "clean":
 		code, err = cleanCmd(ctx, args[1:])
 	case "-h", "--help", "help":
 		fmt.Println(usage)
 		return exitValid
 	default:
-		err = badInput("unknown command %q (run, analyze, serve, targets, catalogue, clean)", args[0])
+		err = badInput("unknown command %q (run, analyze, serve, targets, catalogue, images, clean)", args[0])
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "splitbrain: "+oneLine(err))
@@ -388,6 +392,47 @@ func targetsCmd(args []string) (int, error) {
 		}
 		fmt.Printf("%-22s %-20s %-10s %s\n", m.Name, m.Promise, cmp.Or(strings.Join(services, ","), "-"), m.Description)
 	}
+	return exitValid, nil
+}
+
+// imagesCmd makes the heavy images of the repository's targets (a Debian
+// base and its packages, an etcd compiled from its modules), each once per
+// machine, so that a CI job can pay for them in a step of their own and
+// no run or test waits for them.
+func imagesCmd(ctx context.Context, args []string) (int, error) {
+	fs := flag.NewFlagSet("images", flag.ContinueOnError)
+	target := fs.String("target", "", "only this target's images")
+	if err := parse(fs, args); err != nil {
+		return 0, err
+	}
+	root, err := repoRoot()
+	if err != nil {
+		return 0, err
+	}
+	all, err := targets.List(filepath.Join(root, "targets"))
+	if err != nil {
+		return 0, badInput("%v", err)
+	}
+	if *target != "" {
+		m, err := targets.Find(filepath.Join(root, "targets"), *target)
+		if err != nil {
+			return 0, badInput("%v", err)
+		}
+		all = []targets.Manifest{m}
+	}
+	d, err := harness.ConnectDocker(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer d.Close()
+	d.Progress = os.Stdout
+	start := time.Now()
+	for _, m := range all {
+		if err := d.BaseImages(ctx, m); err != nil {
+			return 0, err
+		}
+	}
+	fmt.Printf("splitbrain: the images of %d targets are on this machine (%.1f s)\n", len(all), time.Since(start).Seconds())
 	return exitValid, nil
 }
 
