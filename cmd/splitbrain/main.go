@@ -84,6 +84,9 @@ func run(args []string) int {
 	default:
 		err = badInput("unknown command %q (run, analyze, serve, targets, catalogue, images, clean)", args[0])
 	}
+	if errors.Is(err, errHelp) {
+		return exitValid
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "splitbrain: "+oneLine(err))
 		if harness.IsBadInput(err) {
@@ -92,6 +95,20 @@ func run(args []string) int {
 		return exitFailed
 	}
 	return code
+}
+
+// help describes a command's flags, each with its default and meaning.
+func help(fs *flag.FlagSet) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "usage: splitbrain %s [flags]", fs.Name())
+	if fs.Name() == "analyze" {
+		b.WriteString(" RUN_DIR")
+	}
+	b.WriteString("\n\nflags:\n")
+	fs.SetOutput(&b)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+	return b.String()
 }
 
 func badInput(format string, args ...any) error {
@@ -105,11 +122,15 @@ func oneLine(err error) string {
 }
 
 // parse parses flags quietly: a bad flag is one line, not a usage dump.
+// errHelp is a command asked for its help, which it printed: exit 0.
+var errHelp = errors.New("help printed")
+
 func parse(fs *flag.FlagSet, args []string) error {
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Println(usage)
+			fmt.Print(help(fs))
+			return errHelp
 		}
 		return badInput("%s: %v", fs.Name(), err)
 	}
@@ -140,6 +161,7 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the workload and the nemesis schedule")
 	fs.StringVar(&cfg.ResultsDir, "results", cfg.ResultsDir, "results folder")
 	checkFlags(fs, &cfg)
+	fs.Lookup("seed").DefValue = "random, kept in run.json"
 	if err := parse(fs, args); err != nil {
 		return 0, err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -125,4 +126,42 @@ func TestServeIndexIsHome(t *testing.T) {
 	if _, err := resultsHandler(filepath.Join(dir, "missing")); !harness.IsBadInput(err) {
 		t.Errorf("serving a missing folder: %v, want bad input", err)
 	}
+}
+
+// --help on every command prints each flag with its default and meaning,
+// and exits 0: asking how is not bad input.
+func TestHelpExitsZero(t *testing.T) {
+	for _, cmd := range []string{"run", "analyze", "serve", "targets", "catalogue", "images", "clean"} {
+		var code int
+		out := captureStdout(t, func() { code = run([]string{cmd, "--help"}) })
+		if code != exitValid {
+			t.Errorf("splitbrain %s --help exited %d, want 0", cmd, code)
+		}
+		if !strings.HasPrefix(out, "usage: splitbrain "+cmd) {
+			t.Errorf("splitbrain %s --help printed %q", cmd, out)
+		}
+	}
+	out := captureStdout(t, func() { run([]string{"run", "-h"}) })
+	for _, want := range []string{"-nemesis-interval duration", "time between nemesis actions (default 10s)", "-seed uint", "(default random, kept in run.json)", "-resource string"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("run --help does not say %q:\n%s", want, out)
+		}
+	}
+}
+
+// captureStdout returns what f printed on standard output.
+func captureStdout(t *testing.T, f func()) string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout := os.Stdout
+	os.Stdout = w
+	done := make(chan []byte)
+	go func() { b, _ := io.ReadAll(r); done <- b }()
+	f()
+	os.Stdout = stdout
+	w.Close()
+	return string(<-done)
 }
