@@ -99,6 +99,10 @@ func All(opts Options) []Checker {
 type Report struct {
 	Valid    Validity          `json:"valid"`
 	Checkers map[string]Result `json:"checkers"`
+	// CutShort names the last line of a run's file that was left out of
+	// the judgment because its writer was killed in the middle of it (a
+	// controller killed mid-write): the complete lines were judged.
+	CutShort []history.CutShort `json:"cut_short,omitempty"`
 }
 
 // Run runs the checkers concurrently (they only read in) and merges their

@@ -621,17 +621,22 @@ func (r *run) teardown(ctx context.Context) error {
 // the files, so it judges a run from a killed controller, or another
 // machine, the same way.
 func Analyze(dir string, promise checkers.Promise, observeInterval time.Duration, opts checkers.Options) (checkers.Report, []history.Event, error) {
-	events, err := history.ReadFile(filepath.Join(dir, results.HistoryFile), history.ReadEvents)
+	events, eventsCut, err := history.ReadComplete(filepath.Join(dir, results.HistoryFile), history.ReadEvents)
 	if err != nil {
 		return checkers.Report{}, nil, err
 	}
-	decisions, err := history.ReadFile(filepath.Join(dir, results.ResourceFile), history.ReadDecisions)
+	decisions, decisionsCut, err := history.ReadComplete(filepath.Join(dir, results.ResourceFile), history.ReadDecisions)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return checkers.Report{}, events, err
 	}
 	report := checkers.Run(checkers.Input{
 		History: events, Resource: decisions, Promise: promise, ObserveInterval: observeInterval,
 	}, checkers.All(opts))
+	for _, cut := range []*history.CutShort{eventsCut, decisionsCut} {
+		if cut != nil {
+			report.CutShort = append(report.CutShort, *cut)
+		}
+	}
 	// A view left by an earlier analysis must not outlive the violation.
 	if err := os.Remove(filepath.Join(dir, checkers.LinearizabilityFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return report, events, err

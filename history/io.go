@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 )
@@ -84,6 +85,7 @@ type LineError struct {
 	// Truncated says the line is the last one and has no newline: the
 	// writer was most likely killed in the middle of it.
 	Truncated bool
+	Bytes     int // the line's length
 	Err       error
 }
 
@@ -127,7 +129,8 @@ func checkEvent(e *Event) error {
 	return nil
 }
 
-// ReadFile opens path and reads it with read.
+// ReadFile opens path and reads it with read. On a bad line it returns
+// the lines before it with the error.
 func ReadFile[T any](path string, read func(io.Reader) ([]T, error)) ([]T, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -136,9 +139,30 @@ func ReadFile[T any](path string, read func(io.Reader) ([]T, error)) ([]T, error
 	defer f.Close()
 	out, err := read(f)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return out, fmt.Errorf("%s: %w", path, err)
 	}
 	return out, nil
+}
+
+// CutShort is the last line of a JSON-lines file that its writer did not
+// finish (it was killed in the middle of the line).
+type CutShort struct {
+	File  string `json:"file"`
+	Line  int    `json:"line"`  // from 1
+	Bytes int    `json:"bytes"` // what was written of it
+}
+
+// ReadComplete reads path as ReadFile does, but leaves out a last line
+// cut short, which it returns: the complete lines before it are what the
+// writer recorded. Any other bad line is still an error: a file damaged
+// in the middle was not just cut off.
+func ReadComplete[T any](path string, read func(io.Reader) ([]T, error)) ([]T, *CutShort, error) {
+	out, err := ReadFile(path, read)
+	var le *LineError
+	if errors.As(err, &le) && le.Truncated {
+		return out, &CutShort{File: filepath.Base(path), Line: le.Line, Bytes: le.Bytes}, nil
+	}
+	return out, nil, err
 }
 
 // readLines decodes one T per line, skipping blank lines, and checks each.
@@ -154,7 +178,7 @@ func readLines[T any](r io.Reader, check func(*T) error) ([]T, error) {
 		if trimmed := bytes.TrimSpace(b); len(trimmed) > 0 {
 			var v T
 			if jerr := json.Unmarshal(trimmed, &v); jerr != nil {
-				return out, &LineError{Line: line, Truncated: last, Err: jerr}
+				return out, &LineError{Line: line, Truncated: last, Bytes: len(b), Err: jerr}
 			}
 			if cerr := check(&v); cerr != nil {
 				return out, &LineError{Line: line, Err: cerr}

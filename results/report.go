@@ -73,6 +73,7 @@ type page struct {
 	Charts     []chartView
 	Avail      availView
 	Files      []fileLink
+	CutShort   []history.CutShort // lines left out of the judgment
 }
 
 type checkerRow struct {
@@ -116,7 +117,7 @@ func WriteReport(dir string, info Info, report checkers.Report, h []history.Even
 		nodes = append(nodes, fmt.Sprintf("n%d", i))
 	}
 	tl := buildTimeline(h, nodes)
-	p := &page{Info: info, Config: cfg, Verdict: report.Valid}
+	p := &page{Info: info, Config: cfg, Verdict: report.Valid, CutShort: report.CutShort}
 	// Lanes past the run's nodes are its other containers that faults hit
 	// (a target's services).
 	for _, n := range tl.Nodes {

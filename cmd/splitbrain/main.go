@@ -219,6 +219,9 @@ func summarize(out *harness.Outcome) {
 	for _, n := range out.Info.Notes {
 		fmt.Printf("  note: %s\n", n)
 	}
+	for _, c := range out.Report.CutShort {
+		fmt.Printf("  left out: line %d of %s (%d bytes) was cut short, its writer killed while writing it; the complete lines before it were judged\n", c.Line, c.File, c.Bytes)
+	}
 	if t.Total == 0 { // a run whose controller died measured nothing
 		fmt.Printf("  report: %s\n", filepath.Join(out.Dir, results.ReportFile))
 		return

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -85,8 +86,32 @@ func TestAnalyzeStoredRun(t *testing.T) {
 	}
 	f.WriteString(`{"index":7,"time":5000000000,"ty`)
 	f.Close()
+	// A last line cut short (a controller killed mid-write) is left out,
+	// said so, and the complete lines judged: invalid, as before.
+	if code := run([]string{"analyze", dir}); code != exitInvalid {
+		t.Fatalf("analyze of a history cut short exited %d, want %d", code, exitInvalid)
+	}
+	rep = checkers.Report{}
+	if err := results.ReadJSON(filepath.Join(dir, results.ResultsFile), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if want := []history.CutShort{{File: results.HistoryFile, Line: 8, Bytes: 32}}; !slices.Equal(rep.CutShort, want) {
+		t.Errorf("results.json cut_short = %+v, want %+v", rep.CutShort, want)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, results.ReportFile)); err != nil || !strings.Contains(string(b), "line 8 of history.jsonl (32 bytes) was cut short") {
+		t.Errorf("the report does not name the line left out (%v)", err)
+	}
+
+	// The same bad line in the middle is damage, not a cut: refused.
+	b, err := os.ReadFile(filepath.Join(dir, results.HistoryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, results.HistoryFile), append(b, "\n"+`{"index":8,"time":6000000000,"type":"leader","node":"n1"}`+"\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if code := run([]string{"analyze", dir}); code != exitBadInput {
-		t.Fatalf("analyze of a truncated history exited %d, want %d", code, exitBadInput)
+		t.Fatalf("analyze of a history with a bad line inside exited %d, want %d", code, exitBadInput)
 	}
 }
 
