@@ -50,10 +50,13 @@ func (f staleFinding) when() (int64, int64) { return f.at, f.order }
 //   - stale-token-accepted: a write accepted with a token lower than one
 //     already accepted for its key (what a strict fence refuses);
 //   - token-of-another-node: a write accepted with a token that, in the
-//     history, only other nodes ever claimed. A token nobody was seen
-//     claiming is not flagged: a node can win a term and write before any
-//     observation sees it, and an acknowledged write would itself be a
-//     claim, so only a lost answer leaves no trace;
+//     history, only other nodes ever claimed;
+//   - token-never-claimed: a write accepted with a token that nobody ever
+//     claimed, its own node included, though that node answered the write
+//     (with another token, or a failure): a forged token, or a broken
+//     token source (the seeds' "fencing token forgery"). A write whose
+//     answer was lost is not flagged: a node can win a term and write
+//     before any observation sees it, and the lost answer was its claim;
 //   - ok-not-accepted: a write the node acknowledged that the resource
 //     never accepted (the node said ok for a write that did not happen);
 //   - fail-but-accepted: a write the node answered as failed that the
@@ -66,8 +69,8 @@ func (f staleFinding) when() (int64, int64) { return f.at, f.order }
 // (the decision certainly came after that).
 //
 // Figures: accepted, refused, keys, acknowledged (ok writes in the
-// history), stale_accepted, token_of_another_node, ok_not_accepted,
-// fail_but_accepted, violations.
+// history), stale_accepted, token_of_another_node, token_never_claimed,
+// ok_not_accepted, fail_but_accepted, violations.
 func StaleToken(in Input) Result {
 	h, res := in.History, in.Resource
 	writes, index, claims, acked := historyWrites(h, len(res))
@@ -86,7 +89,7 @@ func StaleToken(in Input) Result {
 	}
 	tops := map[string]top{}
 	var fs []staleFinding
-	var accepted, refused, stale, another int
+	var accepted, refused, stale, another, never int
 	var after int64 // every later decision came after this time
 	for _, di := range order {
 		d := &res[di]
@@ -122,9 +125,15 @@ func StaleToken(in Input) Result {
 			t = top{token: d.Token, pos: di}
 		}
 		tops[d.Key] = t
-		if cs := claims[d.Token]; d.Token > 0 && len(cs) > 0 && !slices.ContainsFunc(cs, func(c claimer) bool { return c.node == d.Node }) {
-			another++
-			fs = append(fs, staleFinding{kind: "token-of-another-node", at: at, order: d.Seq, d: di, w: wi, other: cs[0].pos})
+		if cs := claims[d.Token]; d.Token > 0 && !slices.ContainsFunc(cs, func(c claimer) bool { return c.node == d.Node }) {
+			switch {
+			case len(cs) > 0:
+				another++
+				fs = append(fs, staleFinding{kind: "token-of-another-node", at: at, order: d.Seq, d: di, w: wi, other: cs[0].pos})
+			case wi >= 0 && writes[wi].done >= 0 && h[writes[wi].done].Type != history.Info:
+				never++
+				fs = append(fs, staleFinding{kind: "token-never-claimed", at: at, order: d.Seq, d: di, w: wi, other: writes[wi].done})
+			}
 		}
 	}
 
@@ -148,6 +157,7 @@ func StaleToken(in Input) Result {
 		"acknowledged":          float64(acked),
 		"stale_accepted":        float64(stale),
 		"token_of_another_node": float64(another),
+		"token_never_claimed":   float64(never),
 		"ok_not_accepted":       float64(okNot),
 		"fail_but_accepted":     float64(failAcc),
 		"violations":            float64(len(fs)),
@@ -311,6 +321,18 @@ func (s staleDescriber) describe(f staleFinding) Violation {
 		for _, n := range names {
 			addNode(n)
 		}
+	case "token-never-claimed":
+		d, a := &s.res[f.d], &h[f.other]
+		w := s.writeOf(d)
+		answer := fmt.Sprintf("ok with token %d", a.Token)
+		if a.Type == history.Fail {
+			answer = "failed: " + cmp.Or(a.Error, "no reason given")
+		}
+		v.Message = fmt.Sprintf("%s's write of %s with token %d (seq %d, %s) was accepted, but token %d was never claimed, by %s or any node: %s's own answer to the write (event %d at %s) was %s. A forged token, or a broken token source",
+			d.Node, d.Key, d.Token, d.Seq, s.sent(w), d.Token, d.Node, d.Node, a.Index, secs(a.Time), answer)
+		v.Seqs = []int64{d.Seq}
+		v.Events = sortedUnique(s.events(w))
+		addNode(d.Node)
 	case "ok-not-accepted":
 		w := s.writes[f.w]
 		e := &h[w.ok]

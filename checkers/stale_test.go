@@ -137,6 +137,26 @@ func TestStaleToken(t *testing.T) {
 				figures: map[string]float64{"token_of_another_node": 1}},
 		},
 		{
+			name: "a write accepted with a token nobody claimed, though its node answered with another",
+			build: func(b *hist) []history.Decision {
+				b.lead(5, "n1", 5)                                    // 0
+				b.write(10, 1, history.OK, "n1", "k1", "p1-1", 5, "") // 1, 2: n1 said token 5
+				return []history.Decision{dec(1, "k1", "p1-1", 99, "n1", true, "strict")}
+			},
+			want: want{valid: Invalid, kind: "token-never-claimed", events: []int64{1, 2}, seqs: []int64{1},
+				figures: map[string]float64{"token_never_claimed": 1, "token_of_another_node": 0}},
+		},
+		{
+			name: "a write accepted with a token nobody claimed, its node having answered that it failed",
+			build: func(b *hist) []history.Decision {
+				b.write(10, 1, history.Fail, "n2", "k1", "p1-1", 0, "not-leader") // 0, 1
+				return []history.Decision{dec(1, "k1", "p1-1", 7, "n2", true, "strict")}
+			},
+			// The resource took a write its node disowned, as well.
+			want: want{valid: Invalid, kind: "token-never-claimed", events: []int64{0, 1}, seqs: []int64{1},
+				figures: map[string]float64{"token_never_claimed": 1, "fail_but_accepted": 1}},
+		},
+		{
 			name: "a token nobody was seen claiming is not flagged",
 			build: func(b *hist) []history.Decision {
 				b.lead(5, "n1", 5)
