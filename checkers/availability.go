@@ -72,6 +72,19 @@ type availability struct {
 	deadline  int64
 	recovered int64        // -1: no single leader seen since heal
 	atLimit   []nodeBelief // beliefs at the deadline, if not recovered by then
+
+	// After recovery, a leaderless stretch longer than recovery is a
+	// leader lost for good: the first is kept.
+	recovery int64
+	sinceAt  int  // the position of the proof that began the leaderless period
+	lost     *lostLeader
+}
+
+// lostLeader is a leaderless stretch after recovery, from the proof at
+// position from to the one at to (-1: the end of the history).
+type lostLeader struct {
+	start, end int64
+	from, to   int
 }
 
 // Availability measures how much of the run had a leader and how fast
@@ -103,7 +116,10 @@ type availability struct {
 //     believes it leads; nodes that do not answer do not lead. Not seen by
 //     then is Invalid, unless the final heal itself failed; a history that
 //     ends sooner, still has a fault in effect, or holds no leader
-//     observation is Unknown.
+//     observation is Unknown. And recovery must hold to the end: once a
+//     single leader was seen, a stretch with no leader longer than
+//     recovery, with no fault in effect, is Invalid too (leader-lost): a
+//     cluster that re-elected and then lost its leader for good.
 //
 // Figures: observed_s, leaderless_s, leaderless_periods,
 // leaderless_longest_s, first_leader_s, failovers, failover_max_s,
@@ -118,7 +134,7 @@ func Availability(recovery time.Duration) func(Input) Result {
 		heal, unhealed := finalHeal(h)
 		s := &availability{
 			h: h, ids: map[string]int{}, seen: map[nodeToken]bool{},
-			firstLeader: -1, recovered: -1, heal: max(heal, 0),
+			firstLeader: -1, recovered: -1, heal: max(heal, 0), recovery: int64(recovery),
 		}
 		if len(h) > 0 {
 			s.deadline = h[s.heal].Time + int64(recovery)
@@ -148,6 +164,9 @@ func Availability(recovery time.Duration) func(Input) Result {
 			delete(r.Figures, "recovery_s") // measured from the start, which means nothing here
 			e := &h[unhealed]
 			why = fmt.Sprintf("The fault %s injected at %s (event %d) was never healed in this history, so recovery cannot be judged.", e.F, secs(e.Time), e.Index)
+		case s.recovered >= 0 && s.recovered <= s.deadline && s.lost != nil:
+			r.Valid = Invalid
+			r.Violations = []Violation{s.leaderLost(recovery, from)}
 		case s.recovered >= 0 && s.recovered <= s.deadline:
 		case s.atLimit == nil:
 			r.Valid = Unknown
@@ -201,7 +220,7 @@ func (s *availability) step(i, inv int) {
 		if s.leading > 0 {
 			s.firstLeader = s.now
 		} else {
-			s.since = s.now
+			s.since, s.sinceAt = s.now, i
 		}
 	}
 	bel := beliefOf(s.h, i, inv)
@@ -250,14 +269,14 @@ func (s *availability) believe(i int, b belief) {
 	case was && b != leads:
 		s.leading--
 		if s.leading == 0 {
-			s.since = s.now
+			s.since, s.sinceAt = s.now, i
 		}
 	case !was && b == leads:
 		if s.leading == 0 && s.observing {
 			if s.firstLeader < 0 {
 				s.firstLeader = s.now
 			}
-			s.endLeaderless()
+			s.endLeaderless(i)
 		}
 		s.leading++
 	}
@@ -267,13 +286,18 @@ func (s *availability) believe(i int, b belief) {
 	}
 }
 
-// endLeaderless closes a leaderless period at now. A period of no length
-// is a handover seen at one instant, not time without a leader.
-func (s *availability) endLeaderless() {
-	if d := s.now - s.since; d > 0 {
+// endLeaderless closes a leaderless period at now, ended by the proof at
+// position by (-1: the end of the history). A period of no length is a
+// handover seen at one instant, not time without a leader.
+func (s *availability) endLeaderless(by int) {
+	d := s.now - s.since
+	if d > 0 {
 		s.periods++
 		s.total += d
 		s.longest = max(s.longest, d)
+	}
+	if s.recovered >= 0 && s.since >= s.recovered && d > s.recovery && s.lost == nil {
+		s.lost = &lostLeader{start: s.since, end: s.now, from: s.sinceAt, to: by}
 	}
 }
 
@@ -323,7 +347,7 @@ func (s *availability) finish() {
 		s.instant()
 	}
 	if s.observing && s.leading == 0 {
-		s.endLeaderless()
+		s.endLeaderless(-1)
 	}
 	s.keepStorm()
 	if s.recovered < 0 && s.atLimit == nil && len(s.h) > 0 && s.now >= s.deadline {
@@ -431,6 +455,24 @@ func (s *availability) noRecovery(recovery time.Duration, from string) Violation
 		fmt.Fprintf(&b, "; none was seen by the end of the history, %s after it", secs(s.now-heal.Time))
 	}
 	v.Message = b.String()
+	return v
+}
+
+// leaderLost describes the first leaderless stretch after recovery that
+// outlasted the recovery timeout.
+func (s *availability) leaderLost(recovery time.Duration, from string) Violation {
+	l, heal := s.lost, &s.h[s.heal]
+	began := &s.h[l.from]
+	v := Violation{Kind: "leader-lost", Time: l.start, Nodes: []string{began.Node}}
+	events := []int64{heal.Index, began.Index}
+	until := fmt.Sprintf("to the end of the history at %s", secs(l.end))
+	if l.to >= 0 {
+		events = append(events, s.h[l.to].Index)
+		until = fmt.Sprintf("until %s led at %s (event %d)", s.h[l.to].Node, secs(l.end), s.h[l.to].Index)
+	}
+	v.Events = sortedUnique(events)
+	v.Message = fmt.Sprintf("after %s (event %d at %s) a single leader was seen at %s, but from %s, when %s stopped leading (event %d), no node believed it led for %s, %s: longer than the recovery timeout of %v, with no fault in effect",
+		from, heal.Index, secs(heal.Time), secs(s.recovered), secs(l.start), began.Node, began.Index, secs(l.end-l.start), until, recovery)
 	return v
 }
 

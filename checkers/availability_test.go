@@ -107,6 +107,42 @@ func TestAvailability(t *testing.T) {
 			want: want{valid: Invalid, kind: "no-recovery", events: []int64{5, 12, 13}, figures: map[string]float64{"recovery_s": 1.48}},
 		},
 		{
+			name: "recovered, then the leader lost for good",
+			build: func(b *hist) {
+				leaderLost(b)        // recovered at 2150 (event 14)
+				b.follow(2300, "n2") // 16: n2 steps down, and nobody takes over
+				for t := int64(2700); t <= 3500; t += 400 {
+					b.follow(t, "n1")
+					b.follow(t, "n2")
+					b.follow(t, "n3")
+				}
+			},
+			want: want{valid: Invalid, kind: "leader-lost", events: []int64{12, 16}, figures: map[string]float64{"recovery_s": 0, "violations": 1}},
+		},
+		{
+			name: "recovered, the leader lost for less than the recovery timeout",
+			build: func(b *hist) {
+				leaderLost(b)
+				b.follow(2300, "n2")
+				b.follow(2700, "n1")
+				b.lead(2700, "n3", 3) // 0.4 s without a leader
+				b.follow(3500, "n1")
+				b.lead(3500, "n3", 3)
+			},
+			want: want{valid: Valid, figures: map[string]float64{"recovery_s": 0, "violations": 0}},
+		},
+		{
+			name: "recovered, the leader lost longer than the timeout, then back",
+			build: func(b *hist) {
+				leaderLost(b)
+				b.follow(2300, "n2") // 16
+				b.follow(2900, "n1")
+				b.follow(2900, "n3")
+				b.lead(3400, "n3", 3) // 19: 1.1 s without a leader
+			},
+			want: want{valid: Invalid, kind: "leader-lost", events: []int64{12, 16, 19}},
+		},
+		{
 			name:  "history ends before the recovery timeout",
 			build: pausedThenNoLeader(1100),
 			want:  want{valid: Unknown, note: "ends 0.580 s after the final heal, before the recovery timeout of 1s", figures: map[string]float64{"violations": 0}},

@@ -480,26 +480,26 @@ func (r *run) nodeEnv(node string) map[string]string {
 
 // quiet lets the workload run on after the final heal for the quiet
 // period and, while no single leader is seen, on until the recovery
-// timeout has passed, so that the history can prove a recovery or its
-// absence instead of ending too soon to tell.
+// timeout has passed since the heal or since a single leader was last
+// seen, so that the history can prove a recovery, its absence, or a
+// leader lost for good after it, instead of ending too soon to tell.
 func (r *run) quiet(ctx context.Context, obs *workloads.Observer) {
 	healed := time.Now()
 	fresh := 2 * r.cfg.ObserveInterval
-	deadline := healed.Add(r.cfg.RecoveryTimeout + fresh)
-	wait := func(d time.Duration) bool {
+	lastSingle := healed
+	for {
+		now := time.Now()
+		single := obs.Leaders(fresh) == 1
+		if single {
+			lastSingle = now
+		}
+		if (single && now.Sub(healed) >= r.cfg.QuietPeriod) || now.Sub(lastSingle) > r.cfg.RecoveryTimeout+fresh {
+			return
+		}
 		select {
 		case <-ctx.Done():
-			return false
-		case <-time.After(d):
-			return true
-		}
-	}
-	if !wait(r.cfg.QuietPeriod) {
-		return
-	}
-	for obs.Leaders(fresh) != 1 && time.Now().Before(deadline) {
-		if !wait(r.cfg.ObserveInterval) {
 			return
+		case <-time.After(r.cfg.ObserveInterval):
 		}
 	}
 }
