@@ -76,7 +76,7 @@ type availability struct {
 	// After recovery, a leaderless stretch longer than recovery is a
 	// leader lost for good: the first is kept.
 	recovery int64
-	sinceAt  int  // the position of the proof that began the leaderless period
+	sinceAt  int // the position of the proof that began the leaderless period
 	lost     *lostLeader
 }
 
