@@ -60,8 +60,9 @@ func FuzzCorrect(f *testing.F) {
 }
 
 // alsoInvalid names, per kind, another checker that rightly objects: the
-// fenced model of linearizable refuses an acknowledged stale write too.
-var alsoInvalid = map[synth.Kind]string{synth.StaleAccepted: "linearizable"}
+// fenced model of linearizable refuses an acknowledged stale write too,
+// and a forged token out of order with the register's.
+var alsoInvalid = map[synth.Kind]string{synth.StaleAccepted: "linearizable", synth.ForgedToken: "linearizable"}
 
 // FuzzInject: one injected violation makes its checker invalid, with the
 // injected events and seqs among the evidence, and no other checker objects.

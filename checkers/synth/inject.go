@@ -30,17 +30,20 @@ const (
 	// NoRecovery: the run goes on after a last fault with no leader at all
 	// for longer than Config.Recovery after its heal.
 	NoRecovery Kind = "no-recovery"
+	// ForgedToken: the resource accepted an acknowledged write with a
+	// token nobody ever claimed (the node answered with its own).
+	ForgedToken Kind = "token-never-claimed"
 )
 
 // Kinds lists every Kind.
-var Kinds = []Kind{DuplicateToken, TokenRegressed, StaleAccepted, LongOverlap, StaleRead, NoRecovery}
+var Kinds = []Kind{DuplicateToken, TokenRegressed, StaleAccepted, LongOverlap, StaleRead, NoRecovery, ForgedToken}
 
 // Checker names the checker that must find k, as checkers.All names it.
 func (k Kind) Checker() string {
 	switch k {
 	case DuplicateToken, TokenRegressed:
 		return "election-safety"
-	case StaleAccepted:
+	case StaleAccepted, ForgedToken:
 		return "stale-token"
 	case LongOverlap:
 		return "leader-overlap"
@@ -86,6 +89,8 @@ func (r *Run) Inject(k Kind, rng *rand.Rand) (Proof, error) {
 		p.Events, err = r.staleRead(rng)
 	case NoRecovery:
 		p.Events = r.noRecovery(rng)
+	case ForgedToken:
+		p.Events, p.Seqs, err = r.forgedToken(rng)
 	default:
 		return Proof{}, fmt.Errorf("synth: unknown violation %q", k)
 	}
@@ -231,6 +236,35 @@ func (r *Run) staleAccepted(rng *rand.Rand) ([]int64, []int64, error) {
 	d.Accepted = true
 	e.Type, e.Seq, e.Error = history.OK, d.Seq, ""
 	return []int64{e.Index}, []int64{d.Seq}, nil
+}
+
+// forgedToken gives an accepted, acknowledged write a token above every
+// token in the run: no node claimed it, though the node answered the
+// write with its own.
+func (r *Run) forgedToken(rng *rand.Rand) ([]int64, []int64, error) {
+	acked := map[kv]int{}
+	var top int64
+	for i := range r.History {
+		e := &r.History[i]
+		top = max(top, e.Token)
+		if e.Type == history.OK && e.F == history.Write {
+			acked[kv{e.Key, e.Value}] = i
+		}
+	}
+	type cand struct{ event, decision int }
+	var cands []cand
+	for j, d := range r.Resource {
+		if i, ok := acked[kv{d.Key, d.Value}]; ok && d.Accepted {
+			cands = append(cands, cand{i, j})
+		}
+	}
+	c, err := pick(rng, cands)
+	if err != nil {
+		return nil, nil, err
+	}
+	d := &r.Resource[c.decision]
+	d.Token = top + 1 + rng.Int64N(1000)
+	return []int64{r.History[c.event].Index}, []int64{d.Seq}, nil
 }
 
 // longOverlap keeps a partitioned old leader believing it leads for
