@@ -30,7 +30,7 @@ images: build deps
 
 # Unit tests and the integration tests, which start real containers.
 test: vet deps images
-	$(GO) test -race -count=1 -timeout 9m ./...
+	$(GO) test -race -count=1 -timeout 11m ./...
 
 # Unit tests only: no Docker needed.
 unit:
