@@ -36,13 +36,9 @@ func catalogueCmd(ctx context.Context, args []string) (int, error) {
 	if *runs < 1 {
 		return 0, badInput("catalogue: --runs must be at least 1, not %d", *runs)
 	}
-	root, err := repoRoot()
+	root, all, err := repoTargets()
 	if err != nil {
 		return 0, err
-	}
-	all, err := targets.List(filepath.Join(root, "targets"))
-	if err != nil {
-		return 0, badInput("%v", err)
 	}
 	path := *file
 	if path == "" {

@@ -398,11 +398,7 @@ func targetsCmd(args []string) (int, error) {
 	if err := parse(fs, args); err != nil {
 		return 0, err
 	}
-	root, err := repoRoot()
-	if err != nil {
-		return 0, err
-	}
-	all, err := targets.List(filepath.Join(root, "targets"))
+	_, all, err := repoTargets()
 	if err != nil {
 		return 0, err
 	}
@@ -430,13 +426,9 @@ func imagesCmd(ctx context.Context, args []string) (int, error) {
 	if err := parse(fs, args); err != nil {
 		return 0, err
 	}
-	root, err := repoRoot()
+	root, all, err := repoTargets()
 	if err != nil {
 		return 0, err
-	}
-	all, err := targets.List(filepath.Join(root, "targets"))
-	if err != nil {
-		return 0, badInput("%v", err)
 	}
 	if *target != "" {
 		m, err := targets.Find(filepath.Join(root, "targets"), *target)
@@ -477,6 +469,18 @@ func cleanCmd(ctx context.Context, args []string) (int, error) {
 		return 0, err
 	}
 	return exitValid, nil
+}
+
+// repoTargets finds splitbrain's source folder and reads the manifests of
+// its targets; one that does not read is bad input.
+func repoTargets() (root string, all []targets.Manifest, err error) {
+	if root, err = repoRoot(); err != nil {
+		return "", nil, err
+	}
+	if all, err = targets.List(filepath.Join(root, "targets")); err != nil {
+		return "", nil, badInput("%v", err)
+	}
+	return root, all, nil
 }
 
 // repoRoot is splitbrain's source folder, found upwards from the working
