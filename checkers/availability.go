@@ -166,7 +166,7 @@ func Availability(recovery time.Duration) func(Input) Result {
 			why = fmt.Sprintf("The fault %s injected at %s (event %d) was never healed in this history, so recovery cannot be judged.", e.F, secs(e.Time), e.Index)
 		case s.recovered >= 0 && s.recovered <= s.deadline && s.lost != nil:
 			r.Valid = Invalid
-			r.Violations = []Violation{s.leaderLost(recovery, from)}
+			r.Violations = []Violation{s.leaderLost(from)}
 		case s.recovered >= 0 && s.recovered <= s.deadline:
 		case s.atLimit == nil:
 			r.Valid = Unknown
@@ -460,7 +460,7 @@ func (s *availability) noRecovery(recovery time.Duration, from string) Violation
 
 // leaderLost describes the first leaderless stretch after recovery that
 // outlasted the recovery timeout.
-func (s *availability) leaderLost(recovery time.Duration, from string) Violation {
+func (s *availability) leaderLost(from string) Violation {
 	l, heal := s.lost, &s.h[s.heal]
 	began := &s.h[l.from]
 	v := Violation{Kind: "leader-lost", Time: l.start, Nodes: []string{began.Node}}
@@ -472,7 +472,7 @@ func (s *availability) leaderLost(recovery time.Duration, from string) Violation
 	}
 	v.Events = sortedUnique(events)
 	v.Message = fmt.Sprintf("after %s (event %d at %s) a single leader was seen at %s, but from %s, when %s stopped leading (event %d), no node believed it led for %s, %s: longer than the recovery timeout of %v, with no fault in effect",
-		from, heal.Index, secs(heal.Time), secs(s.recovered), secs(l.start), began.Node, began.Index, secs(l.end-l.start), until, recovery)
+		from, heal.Index, secs(heal.Time), secs(s.recovered), secs(l.start), began.Node, began.Index, secs(l.end-l.start), until, time.Duration(s.recovery))
 	return v
 }
 

@@ -94,6 +94,37 @@ func ParseDebugVars(body []byte) (RaftStatus, error) {
 	return RaftStatus{ID: id, Lead: lead, Term: r.Term, State: r.State}, nil
 }
 
+// MemberListPath is where etcd's JSON gateway lists the cluster's members
+// (a POST of {}), answered from the member's own view.
+const MemberListPath = "/v3/cluster/member/list"
+
+// ParseMemberList reads the members' names by ID out of a member list
+// answer (IDs are decimal strings there, as the gateway gives 64-bit
+// numbers).
+func ParseMemberList(body []byte) (map[uint64]string, error) {
+	var list struct {
+		Members []struct {
+			ID   string `json:"ID"`
+			Name string `json:"name"`
+		} `json:"members"`
+	}
+	if err := json.Unmarshal(body, &list); err != nil {
+		return nil, err
+	}
+	if len(list.Members) == 0 {
+		return nil, errors.New("no members listed")
+	}
+	names := map[uint64]string{}
+	for _, m := range list.Members {
+		id, err := strconv.ParseUint(m.ID, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("member ID %q: %v", m.ID, err)
+		}
+		names[id] = m.Name
+	}
+	return names, nil
+}
+
 // Belief is a node's belief from its member's Raft state: it leads when
 // its member is the Raft leader, with the term as its token (Raft elects
 // at most one leader per term, and terms only rise). names gives the

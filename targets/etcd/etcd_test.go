@@ -48,6 +48,20 @@ func TestParseDebugVars(t *testing.T) {
 	}
 }
 
+func TestParseMemberList(t *testing.T) {
+	// As etcd 3.6's gateway answers, one member of three shown.
+	body := `{"header":{"cluster_id":"14841639068965178418","member_id":"10276657743932975437","raft_term":"2"},"members":[{"ID":"10276657743932975437","name":"n1","peerURLs":["http://n1:2380"],"clientURLs":["http://n1:2379"]}]}`
+	names, err := ParseMemberList([]byte(body))
+	if err != nil || len(names) != 1 || names[10276657743932975437] != "n1" {
+		t.Fatalf("ParseMemberList = %v, %v", names, err)
+	}
+	for _, bad := range []string{`{}`, `{"members":[{"ID":"x1","name":"n1"}]}`, `[`} {
+		if _, err := ParseMemberList([]byte(bad)); err == nil {
+			t.Errorf("ParseMemberList(%s) gave no error", bad)
+		}
+	}
+}
+
 func TestBelief(t *testing.T) {
 	names := map[uint64]string{10: "n1", 20: "n2"}
 	for _, tc := range []struct {

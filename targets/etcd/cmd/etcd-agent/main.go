@@ -11,18 +11,15 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"log"
 	"net/http"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
-
-	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 
 	"github.com/splitbrain/splitbrain/targets/etcd"
 	"github.com/splitbrain/splitbrain/targets/sdk"
@@ -55,34 +52,18 @@ func main() {
 	}
 	member.Supervise()
 
-	local := fmt.Sprintf("127.0.0.1:%d", etcd.ClientPort)
-	cli, err := clientv3.New(clientv3.Config{
-		Endpoints:   []string{local},
-		DialTimeout: time.Second,
-		// The client would log every failed call while the member is
-		// frozen or cut off; the agent logs what changes instead.
-		Logger: zap.NewNop(),
-	})
-	if err != nil {
-		log.Fatal(err)
-	}
-	a := &agent{
-		node:  env.Node,
-		cli:   cli,
-		vars:  "http://" + local + etcd.DebugVarsPath,
-		httpc: &http.Client{Timeout: statusTimeout},
-	}
+	local := fmt.Sprintf("http://127.0.0.1:%d", etcd.ClientPort)
+	a := &agent{node: env.Node, member: local, httpc: &http.Client{Timeout: statusTimeout}}
 	a.join()
 	log.Fatal(sdk.NewServer(env, a).ListenAndServe())
 }
 
-// agent reads its member's state.
+// agent reads its member's state over the member's HTTP client port.
 type agent struct {
-	node  string
-	cli   *clientv3.Client // for the members' names
-	vars  string           // the member's /debug/vars
-	httpc *http.Client
-	names map[uint64]string // member ID to node name
+	node   string
+	member string // the member's client URL
+	httpc  *http.Client
+	names  map[uint64]string // member ID to node name
 
 	mu   sync.Mutex
 	said string // the last belief logged
@@ -99,15 +80,12 @@ func (a *agent) join() {
 		time.Sleep(100 * time.Millisecond)
 	}
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		res, err := a.cli.MemberList(ctx)
-		cancel()
+		body, err := a.call(http.MethodPost, etcd.MemberListPath, "{}")
 		if err == nil {
-			a.names = map[uint64]string{}
-			for _, m := range res.Members {
-				a.names[m.ID] = m.Name
-			}
-			log.Printf("%s: member of a cluster of %d", a.node, len(res.Members))
+			a.names, err = etcd.ParseMemberList(body)
+		}
+		if err == nil {
+			log.Printf("%s: member of a cluster of %d", a.node, len(a.names))
 			return
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -115,19 +93,32 @@ func (a *agent) join() {
 }
 
 func (a *agent) status() (etcd.RaftStatus, error) {
-	res, err := a.httpc.Get(a.vars)
+	body, err := a.call(http.MethodGet, etcd.DebugVarsPath, "")
 	if err != nil {
 		return etcd.RaftStatus{}, err
-	}
-	defer res.Body.Close()
-	body, err := io.ReadAll(res.Body)
-	if err != nil {
-		return etcd.RaftStatus{}, err
-	}
-	if res.StatusCode != http.StatusOK {
-		return etcd.RaftStatus{}, fmt.Errorf("%s: %s", a.vars, res.Status)
 	}
 	return etcd.ParseDebugVars(body)
+}
+
+// call asks the member for path and returns the answer's body.
+func (a *agent) call(method, path, body string) ([]byte, error) {
+	req, err := http.NewRequest(method, a.member+path, strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	res, err := a.httpc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		return nil, err
+	}
+	if res.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s %s: %s", method, path, res.Status)
+	}
+	return b, nil
 }
 
 // Leadership is the belief at the moment the node API asks, from the
