@@ -60,6 +60,14 @@ func (c *cluster) Nodes() []string { return c.nodes }
 
 func (c *cluster) Services() []string { return c.services }
 
+// kind names a container for a message: "service etcd2", or a node's name.
+func (c *cluster) kind(name string) string {
+	if slices.Contains(c.services, name) {
+		return "service " + name
+	}
+	return name
+}
+
 func (c *cluster) SkewableServices() []string { return c.skewable }
 
 func (c *cluster) NodeURL(node string) string {

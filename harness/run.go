@@ -431,11 +431,7 @@ func (r *run) withLog(ctx context.Context, node string, err error) error {
 		return err
 	}
 	if exited, code := r.docker.Exited(ctx, id); exited {
-		what := node
-		if slices.Contains(r.cluster.services, node) {
-			what = "service " + node
-		}
-		err = fmt.Errorf("%s never became healthy: its process exited with code %d", what, code)
+		err = fmt.Errorf("%s never became healthy: its process exited with code %d", r.cluster.kind(node), code)
 	}
 	logs, lerr := r.docker.Logs(ctx, id)
 	if lerr != nil || len(logs) == 0 {
@@ -577,11 +573,7 @@ func (r *run) noteDown(ctx context.Context) {
 		if !exited {
 			continue
 		}
-		what := name
-		if slices.Contains(r.cluster.services, name) {
-			what = "service " + name
-		}
-		note := fmt.Sprintf("%s was down when the run ended: it exited on its own, with code %d", what, code)
+		note := fmt.Sprintf("%s was down when the run ended: it exited on its own, with code %d", r.cluster.kind(name), code)
 		if logs, err := r.docker.Logs(ctx, id); err == nil && len(logs) > 0 {
 			note += "; its log ends: " + strings.Join(strings.Split(tail(logs, 3), "\n"), " | ")
 		}
