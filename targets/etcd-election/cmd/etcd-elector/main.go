@@ -96,9 +96,9 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	n := &node{id: env.Node, cli: cli, prefix: prefix, ttl: ttl, naive: flaw == etcdelection.Naive, elector: el}
+	n := &node{id: env.Node, cli: cli, prefix: prefix, ttl: ttl, elector: el}
 	kind := "correct"
-	if n.naive {
+	if n.naive() {
 		kind = "naive"
 	}
 	log.Printf("%s: %s elector on etcd %v, prefix %s, session TTL %ds", n.id, kind, endpoints, prefix, ttl)
@@ -115,7 +115,6 @@ type node struct {
 	cli    *clientv3.Client
 	prefix string
 	ttl    int
-	naive  bool
 
 	// lastErr is the failure run last logged: an outage of etcd fails
 	// every attempt the same way, and is logged once.
@@ -125,6 +124,10 @@ type node struct {
 	elector *etcdelection.Elector
 	reign   *reign // while leading
 }
+
+// naive says whether the node is the naive elector, which never watches
+// its session. The flaw is fixed at start: read without the lock.
+func (n *node) naive() bool { return n.elector.Flaw() == etcdelection.Naive }
 
 // reign is one stretch of leadership as run waits it out: Resign hands it
 // a request, and over is closed once run no longer waits.
@@ -199,7 +202,7 @@ func (n *node) round(s *concurrency.Session, gen uint64) bool {
 	// session. The naive one campaigns as such code usually does, bound by
 	// nothing.
 	ctx := s.Ctx()
-	if n.naive {
+	if n.naive() {
 		ctx = context.Background()
 	}
 	if err := e.Campaign(ctx, n.id); err != nil {
@@ -220,7 +223,7 @@ func (n *node) round(s *concurrency.Session, gen uint64) bool {
 		return false
 	}
 	var ended <-chan struct{} // nil, which never fires: the naive elector never looks
-	if !n.naive {
+	if !n.naive() {
 		ended = s.Done()
 	}
 	select {
