@@ -21,8 +21,8 @@ func TestPrepareServiceFaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := len(r.faults); got != 5 {
-		t.Errorf("%d faults, want kill's 2 and service's 3", got)
+	if got := len(r.faults); got != 8 {
+		t.Errorf("%d faults, want kill's 5 and service's 3", got)
 	}
 	if img := r.serviceImage(r.manifest.Services[0]); img != "splitbrain/lease/store:latest" {
 		t.Errorf("service image %s", img)

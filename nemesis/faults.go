@@ -44,14 +44,56 @@ const (
 var targets = []Target{Leader, One, Minority, Majority, All, Service, ServiceMinority, ServiceMajority, ServiceAll}
 
 // families are the short names --nemesis accepts, each standing for the
-// faults a user most likely means by it.
+// faults a user most likely means by it. A member listed n times has weight
+// n: Plan tries every distinct member once before any repeats, then draws
+// the extra copies, so a round of a family is as long as its list.
+//
+// Kill and pause reach every node target, from the leader to all of them,
+// but weigh the ones that leave a quorum standing (leader, one, minority:
+// 6 of 8) above those that take it away (majority, all: 2 of 8), so the
+// cluster can mostly still elect while a fault is in effect and what the
+// run measures is a failover, not an outage. The leader counts three times:
+// losing it is what forces an election, and a paused leader waking up
+// still believing it leads is the classic split brain. A minority counts
+// twice: several nodes down at once, with the quorum the survivors must
+// still find. One node (most often a follower) counts once, and so do a
+// majority and all: they find what only the loss of a quorum shows (a vote
+// not kept on disk, a whole cluster thawing at once) but leave nothing to
+// elect until they heal.
+//
+// Partition weighs twice the shapes where two nodes may both believe they
+// lead: the leader cut off, random halves, the majorities ring and the
+// bridge. One node, one-way and the resource cut count once, and so does
+// partition-all, every node alone, which leaves no side a quorum (1 of 12;
+// random halves of an even number of nodes do too).
 var families = map[string][]string{
-	"kill":      {"kill-leader", "kill-minority"},
-	"pause":     {"pause-leader", "pause-minority"},
-	"partition": {"partition-leader", "partition-one", "partition-halves", "partition-ring", "partition-bridge", "partition-oneway", "partition-resource"},
-	"clock":     {"clock-bump", "clock-strobe", "clock-rate"},
-	"packet":    {"packet-delay", "packet-loss"},
-	"service":   {"kill-service", "pause-service", "partition-service"},
+	"kill": {
+		"kill-leader", "kill-leader", "kill-leader",
+		"kill-one",
+		"kill-minority", "kill-minority",
+		"kill-majority",
+		"kill-all",
+	},
+	"pause": {
+		"pause-leader", "pause-leader", "pause-leader",
+		"pause-one",
+		"pause-minority", "pause-minority",
+		"pause-majority",
+		"pause-all",
+	},
+	"partition": {
+		"partition-leader", "partition-leader",
+		"partition-one",
+		"partition-halves", "partition-halves",
+		"partition-ring", "partition-ring",
+		"partition-bridge", "partition-bridge",
+		"partition-oneway",
+		"partition-resource",
+		"partition-all",
+	},
+	"clock":   {"clock-bump", "clock-strobe", "clock-rate"},
+	"packet":  {"packet-delay", "packet-loss"},
+	"service": {"kill-service", "pause-service", "partition-service"},
 }
 
 // NeedsServices reports whether fault acts on a target's service
@@ -81,6 +123,7 @@ var catalogue = func() map[string]Fault {
 	add(partition("partition-resource", func(c Cluster, rng *rand.Rand) Grudge {
 		return CutFromResource(leaderOr(c, rng))
 	}))
+	add(partition("partition-all", func(c Cluster, rng *rand.Rand) Grudge { return Isolated(c.Nodes()) }))
 	add(partitionService)
 	add(clockBump)
 	add(clockService)
@@ -91,7 +134,8 @@ var catalogue = func() map[string]Fault {
 
 // Expand turns the --nemesis list (families, fault names, "none") into
 // groups of faults, one per item, for Plan to draw from: a family is a
-// group of its members, a single fault a group of one.
+// group of its members, each as many times as its weight (so a group may
+// hold a fault more than once), a single fault a group of one.
 func Expand(list []string) ([][]Fault, error) { return ExpandFor(list, false) }
 
 // ExpandFor is Expand for a target some of whose service containers'

@@ -106,6 +106,17 @@ func IsolateNode(nodes []string, victim string) Grudge {
 	return Components([]string{victim}, rest)
 }
 
+// Isolated cuts every node off from every other node, both ways: each is a
+// component of one, so no side holds a quorum and nobody can be elected
+// until it heals. Nodes can still reach the resource.
+func Isolated(nodes []string) Grudge {
+	parts := make([][]string, len(nodes))
+	for i, n := range nodes {
+		parts[i] = []string{n}
+	}
+	return Components(parts...)
+}
+
 // shuffledNodes returns the nodes sorted and then shuffled by rng, so the
 // result depends only on the set of nodes and the generator's state.
 func shuffledNodes(nodes []string, rng *rand.Rand) []string {

@@ -110,6 +110,20 @@ func TestDeterministicShapes(t *testing.T) {
 			"n6": dropAll("n1", "n2", "n4", "n5", "n7"),
 			"n7": dropAll("n2", "n3", "n5", "n6"),
 		}},
+		{"isolated 3", Isolated([]string{"n3", "n1", "n2"}), Grudge{
+			"n1": dropAll("n2", "n3"),
+			"n2": dropAll("n1", "n3"),
+			"n3": dropAll("n1", "n2"),
+		}},
+		{"isolated 5", Isolated(nodeNames(5)), Grudge{
+			"n1": dropAll("n2", "n3", "n4", "n5"),
+			"n2": dropAll("n1", "n3", "n4", "n5"),
+			"n3": dropAll("n1", "n2", "n4", "n5"),
+			"n4": dropAll("n1", "n2", "n3", "n5"),
+			"n5": dropAll("n1", "n2", "n3", "n4"),
+		}},
+		{"isolated alone", Isolated([]string{"n1"}), Grudge{"n1": {}}},
+		{"isolated none", Isolated(nil), Grudge{}},
 		{"one component", Components(nodeNames(3)), Grudge{"n1": {}, "n2": {}, "n3": {}}},
 		{"overlapping components", Components([]string{"n1", "n2"}, []string{"n2", "n3"}), Grudge{
 			"n1": dropAll("n3"), "n2": {}, "n3": dropAll("n1"),
@@ -174,6 +188,19 @@ func TestDeterministicShapeProperties(t *testing.T) {
 			checkWellFormed(t, cut, nodes)
 			if !reflect.DeepEqual(cut, Grudge{v: {All: []string{GrudgeResource}}}) {
 				t.Errorf("cut %s: %#v", v, cut)
+			}
+		}
+
+		// Isolated: every node reaches only itself, so no side has a quorum.
+		all := Isolated(nodes)
+		checkWellFormed(t, all, nodes)
+		checkSymmetric(t, all)
+		if !slices.Equal(all.Nodes(), nodes) {
+			t.Errorf("isolated %d: nodes with rules %v, want all of %v", n, all.Nodes(), nodes)
+		}
+		for _, v := range nodes {
+			if r := reach(all, nodes, v); !slices.Equal(r, []string{v}) {
+				t.Errorf("isolated %d: %s still reaches %v", n, v, r)
 			}
 		}
 	}
@@ -487,6 +514,7 @@ func TestGrudgeString(t *testing.T) {
 		{Components(nodeNames(3)), "no partition"},
 		{IsolateNode(nodeNames(5), "n1"), "n1 | n2 n3 n4 n5"},
 		{IsolateNode(nodeNames(5), "n3"), "n1 n2 n4 n5 | n3"},
+		{Isolated(nodeNames(5)), "n1 | n2 | n3 | n4 | n5"},
 		{Components([]string{"n1", "n4", "n7"}, []string{"n2", "n5"}, []string{"n3", "n6"}), "n1 n4 n7 | n2 n5 | n3 n6"},
 		{RandomHalves(nodeNames(5), testRNG(7)), "n1 n2 n4 | n3 n5"},
 		{Bridge(nodeNames(5), testRNG(7)), "n1 n2 | n4 n5 (bridged by n3)"},

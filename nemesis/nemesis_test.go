@@ -25,7 +25,8 @@ func TestExpand(t *testing.T) {
 		}
 		got = append(got, strings.Join(names, "+"))
 	}
-	if s := strings.Join(got, ","); s != "kill-leader+kill-minority,pause-majority,partition-ring" {
+	// A family's group holds each member as many times as its weight.
+	if s := strings.Join(got, ","); s != "kill-leader+kill-leader+kill-leader+kill-one+kill-minority+kill-minority+kill-majority+kill-all,pause-majority,partition-ring" {
 		t.Errorf("expanded to %s", s)
 	}
 	if g, err := ExpandFor([]string{"clock"}, true); err != nil || len(g) != 1 || g[0][len(g[0])-1].Name != "clock-service" {
@@ -49,6 +50,47 @@ func TestEveryFamilyMemberExists(t *testing.T) {
 				t.Errorf("family %s names unknown fault %s", fam, n)
 			}
 		}
+	}
+}
+
+// Kill and pause reach every node target, partition cuts every node off,
+// and yet most of each family's weight leaves a side with a quorum.
+func TestFamiliesReachAMajority(t *testing.T) {
+	for _, tc := range []struct {
+		family   string
+		reach    []string // must be members
+		noQuorum []string // the members after which no side can elect
+	}{
+		{"kill", []string{"kill-leader", "kill-one", "kill-minority", "kill-majority", "kill-all"}, []string{"kill-majority", "kill-all"}},
+		{"pause", []string{"pause-leader", "pause-one", "pause-minority", "pause-majority", "pause-all"}, []string{"pause-majority", "pause-all"}},
+		{"partition", []string{
+			"partition-leader", "partition-one", "partition-halves", "partition-ring",
+			"partition-bridge", "partition-oneway", "partition-resource", "partition-all",
+		}, []string{"partition-all"}},
+	} {
+		members := families[tc.family]
+		distinct := slices.Compact(slices.Sorted(slices.Values(members)))
+		if want := slices.Sorted(slices.Values(tc.reach)); !slices.Equal(distinct, want) {
+			t.Errorf("%s: distinct members %v, want %v", tc.family, distinct, want)
+		}
+		lost := 0
+		for _, m := range members {
+			if slices.Contains(tc.noQuorum, m) {
+				lost++
+			}
+		}
+		if 2*lost >= len(members) {
+			t.Errorf("%s: %d of %d weights leave no quorum, want a minority of them", tc.family, lost, len(members))
+		}
+	}
+	// partition-all cuts every node off from every other.
+	c := &services{}
+	a, err := catalogue["partition-all"].inject(context.Background(), c, rand.New(rand.NewPCG(1, 2)))
+	if err != nil || !slices.Equal(a.Nodes, c.Nodes()) || a.What != "n1 | n2 | n3" {
+		t.Fatalf("partition-all: %+v %v", a, err)
+	}
+	if !slices.Equal(c.grudge["n2"].All, []string{"n1", "n3"}) {
+		t.Errorf("partition-all: grudge %v", c.grudge)
 	}
 }
 

@@ -19,14 +19,24 @@ const planStream = 0x504c414e // "PLAN"
 
 // Plan returns the steps for a run: an injection every interval, starting
 // at interval, each healed half an interval later, all strictly before
-// limit. The groups take turns in rounds, each round a seeded shuffle of
-// all of them, and within its turn a group gives one of its faults drawn
-// uniformly: "--nemesis partition,pause,kill,clock" shows every family
-// within any four injections, and kills as often as it partitions however
-// many shapes of partition there are. Plan depends only on its arguments,
-// so the same --seed replays the same schedule; which node a fault hits is
-// decided, and recorded, at run time.
+// limit.
 //
+// The groups take turns in rounds, each round a seeded shuffle of all of
+// them: "--nemesis partition,pause,kill,clock" shows every family within any
+// four injections, and kills as often as it partitions however many shapes
+// of partition there are.
+//
+// Within its turn a group gives its next fault, coverage first: a group's
+// own round visits each of its distinct faults once, in a seeded shuffled
+// order, and only then the extra copies of the faults it lists more than
+// once (its weights), shuffled too; then a new round of the group starts,
+// distinct faults first again. So the first k turns of a group of k distinct
+// faults try every one of them (five injections of the kill family hit the
+// leader, one node, a minority, a majority and all), and over whole rounds
+// each fault comes up as often as the group lists it.
+//
+// Plan depends only on its arguments, so the same --seed replays the same
+// schedule; which node a fault hits is decided, and recorded, at run time.
 // The final heal at limit is not part of the plan when it would fall there
 // or later: the caller always heals at the end. No faults, or an interval
 // or limit <= 0, give no steps.
@@ -39,6 +49,7 @@ func Plan(groups [][]string, interval, limit time.Duration, seed uint64) []Step 
 	var (
 		steps []Step
 		round []int
+		next  = make([][]string, len(groups)) // each group's faults still to come in its own round
 	)
 	// Count the injections rather than add up times, which could overflow
 	// for a huge limit.
@@ -46,14 +57,36 @@ func Plan(groups [][]string, interval, limit time.Duration, seed uint64) []Step 
 		if len(round) == 0 {
 			round = rng.Perm(len(groups))
 		}
-		g := groups[round[0]]
+		g := round[0]
 		round = round[1:]
+		if len(next[g]) == 0 {
+			next[g] = groupRound(groups[g], rng)
+		}
+		fault := next[g][0]
+		next[g] = next[g][1:]
 		at := time.Duration(i) * interval
-		fault := g[rng.IntN(len(g))]
 		steps = append(steps, Step{At: at, Fault: fault})
 		if heal := at + interval/2; heal < limit {
 			steps = append(steps, Step{At: heal, Fault: fault, Heal: true})
 		}
 	}
 	return steps
+}
+
+// groupRound is one round of a group's faults: each distinct fault once,
+// shuffled, then the copies beyond the first of those listed more than
+// once, shuffled apart from them.
+func groupRound(group []string, rng *rand.Rand) []string {
+	var distinct, extra []string
+	for _, f := range group {
+		if slices.Contains(distinct, f) {
+			extra = append(extra, f)
+		} else {
+			distinct = append(distinct, f)
+		}
+	}
+	shuffle := func(s []string) { rng.Shuffle(len(s), func(i, j int) { s[i], s[j] = s[j], s[i] }) }
+	shuffle(distinct)
+	shuffle(extra)
+	return append(distinct, extra...)
 }

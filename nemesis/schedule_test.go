@@ -3,6 +3,7 @@ package nemesis
 import (
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -136,5 +137,151 @@ func TestPlanDrawsGroupsUniformly(t *testing.T) {
 	}
 	if share := float64(kills) / float64(injections); share < 0.4 || share > 0.6 {
 		t.Errorf("the one-fault group got %.2f of %d injections, want about a half", share, injections)
+	}
+}
+
+// injected lists the faults a plan injects, in order.
+func injected(steps []Step) []string {
+	var out []string
+	for _, s := range steps {
+		if !s.Heal {
+			out = append(out, s.Fault)
+		}
+	}
+	return out
+}
+
+// distinctAndExtra splits a group into its distinct faults and the copies
+// beyond the first of each, both sorted.
+func distinctAndExtra(group []string) (distinct, extra []string) {
+	for _, f := range group {
+		if slices.Contains(distinct, f) {
+			extra = append(extra, f)
+		} else {
+			distinct = append(distinct, f)
+		}
+	}
+	slices.Sort(distinct)
+	slices.Sort(extra)
+	return distinct, extra
+}
+
+// A group's rounds are coverage first: its k distinct faults once each in
+// its first k turns, then the extra copies of its weighted faults, then
+// the same again, whatever the seed.
+func TestPlanCoversAGroupFirst(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		group []string
+	}{
+		{"distinct", []string{"a", "b", "c", "d"}},
+		{"weighted", []string{"a", "a", "a", "b", "c", "c", "d", "e"}},
+		{"copies apart", []string{"a", "b", "a", "c", "a"}},
+		{"one fault twice", []string{"a", "a"}},
+		{"one fault", []string{"a"}},
+		{"kill family", families["kill"]},
+		{"pause family", families["pause"]},
+		{"partition family", families["partition"]},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			distinct, extra := distinctAndExtra(tc.group)
+			n, k := len(tc.group), len(distinct)
+			const rounds = 3
+			limit := time.Duration(rounds*n+1) * time.Second // rounds*n injections
+			for seed := range uint64(50) {
+				got := injected(Plan([][]string{tc.group}, time.Second, limit, seed))
+				if len(got) != rounds*n {
+					t.Fatalf("seed %d: %d injections, want %d", seed, len(got), rounds*n)
+				}
+				for r := range rounds {
+					round := got[r*n : (r+1)*n]
+					if first := slices.Sorted(slices.Values(round[:k])); !slices.Equal(first, distinct) {
+						t.Errorf("seed %d, round %d: first %d draws %v, want each of %v once", seed, r, k, round[:k], distinct)
+					}
+					if rest := slices.Sorted(slices.Values(round[k:])); !slices.Equal(rest, extra) {
+						t.Errorf("seed %d, round %d: then %v, want the extra copies %v", seed, r, round[k:], extra)
+					}
+				}
+			}
+		})
+	}
+}
+
+// "--nemesis kill" for 60 s at 10 s, five injections, tries every kill
+// target once: the leader, one node, a minority, a majority and all.
+func TestPlanKillFamilyTriesEveryTarget(t *testing.T) {
+	groups, err := Expand([]string{"kill"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := make([][]string, len(groups))
+	for i, g := range groups {
+		for _, f := range g {
+			names[i] = append(names[i], f.Name)
+		}
+	}
+	want := []string{"kill-all", "kill-leader", "kill-majority", "kill-minority", "kill-one"}
+	for seed := range uint64(20) {
+		got := injected(Plan(names, 10*time.Second, 60*time.Second, seed))
+		if s := slices.Sorted(slices.Values(got)); !slices.Equal(s, want) {
+			t.Errorf("seed %d: injected %v, want each of %v once", seed, got, want)
+		}
+	}
+}
+
+// Over many rounds a group's faults come up as often as the group lists
+// them, also while other groups take their turns in between.
+func TestPlanWeights(t *testing.T) {
+	weighted := []string{"a", "a", "a", "b", "c", "c", "d", "e"}
+	copies := map[string]int{"a": 3, "b": 1, "c": 2, "d": 1, "e": 1}
+	for _, tc := range []struct {
+		name   string
+		groups [][]string
+	}{
+		{"alone", [][]string{weighted}},
+		{"with others", [][]string{{"x"}, weighted, {"y", "z"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			counts := map[string]int{}
+			turns := 0
+			for _, f := range injected(Plan(tc.groups, time.Second, 5000*time.Second, 9)) {
+				if _, ok := copies[f]; ok {
+					counts[f]++
+					turns++
+				}
+			}
+			// After the whole rounds the counts are exact; the round under
+			// way adds at most its own copies.
+			whole := turns / len(weighted)
+			if whole < 100 {
+				t.Fatalf("only %d whole rounds of the group in %d turns", whole, turns)
+			}
+			for f, c := range copies {
+				if got := counts[f]; got < whole*c || got > (whole+1)*c {
+					t.Errorf("%s drawn %d times in %d turns, want %d-%d (%d of %d copies)", f, got, turns, whole*c, (whole+1)*c, c, len(weighted))
+				}
+			}
+		})
+	}
+}
+
+// The same seed gives the same plan, weighted groups included; another
+// seed gives another order of a group's distinct faults, the same faults.
+func TestPlanSeedOrdersAGroup(t *testing.T) {
+	groups := [][]string{families["kill"], families["partition"]}
+	if a, b := Plan(groups, time.Second, time.Minute, 4), Plan(groups, time.Second, time.Minute, 4); !reflect.DeepEqual(a, b) {
+		t.Errorf("same seed, different plans:\n%v\n%v", a, b)
+	}
+	group := []string{"a", "b", "c", "d", "e"}
+	orders := map[string]bool{}
+	for seed := range uint64(20) {
+		first := injected(Plan([][]string{group}, time.Second, 6*time.Second, seed))
+		if s := slices.Sorted(slices.Values(first)); !slices.Equal(s, group) {
+			t.Errorf("seed %d: first five %v, want each of %v", seed, first, group)
+		}
+		orders[strings.Join(first, ",")] = true
+	}
+	if len(orders) < 10 {
+		t.Errorf("20 seeds gave only %d orders of five faults: %v", len(orders), orders)
 	}
 }
