@@ -2,7 +2,9 @@ package checkers
 
 import (
 	"cmp"
+	"math"
 	"slices"
+	"time"
 
 	"github.com/splitbrain/splitbrain/history"
 )
@@ -24,20 +26,27 @@ type Beliefs struct {
 	// latest event in which no interval was open: no node was proven to
 	// lead. Spans of no length are left out.
 	Leaderless []Span
+	// Watched counts the nodes that pushed their beliefs, and Slack is the
+	// widest any of their lines is dated, in ns: how far a pushed belief's
+	// instant can be from where its interval puts it.
+	Watched int
+	Slack   int64
 }
 
 // Span is a stretch of run time, in ns since the run started.
 type Span struct{ Start, End int64 }
 
-// Interval is one node's belief that it led with one token: Start and End
-// are when the answers of its first and last proof reached the controller.
+// Interval is one node's belief that it led with one token. Start and End
+// are the latest instants at which its first and last proof can have been
+// made: when a polled answer reached the controller, or where a pushed
+// line's own timestamp falls at the latest (see BeliefsOf).
 //
-// A proof was made at some instant between its request leaving the
-// controller and its answer arriving, so the belief was certainly held
-// only from Start to Asked, when the request of the latest proof left.
-// Where Asked is before Start (a single proof, or proofs in flight at
-// once) the proofs show the belief held at some instant of [Asked, Start],
-// and no longer.
+// A proof was made at some instant no earlier than its Asked (a request
+// leaving the controller, or the earliest a pushed line can be dated), so
+// the belief was certainly held only from Start to Asked of the latest
+// proof. Where Asked is before Start (a single proof, or proofs in flight
+// at once) the proofs show the belief held at some instant of
+// [Asked, Start], and no longer.
 type Interval struct {
 	Span
 	Asked       int64
@@ -64,15 +73,17 @@ type Overlap struct {
 }
 
 // BeliefsOf rebuilds every node's belief intervals from h in one pass, and
-// sweeps them for overlaps and leaderless spans.
+// sweeps them for overlaps and leaderless spans. every is how often a node
+// was polled, or pushed its belief when it had not changed (0: the
+// default, 50 ms).
 //
-// An interval starts at a proof that the node led with a token (see
-// beliefOf) and runs through every later proof with the same token, to the
-// last of them before a proof that it did not lead (an observation as
-// follower, a write it refused as not leader) or led with another token
-// (which starts the next interval). Proofs are timed when their answer
-// reached the controller. A token of 0 (not told) is taken as the token
-// the interval already has.
+// A polled node's interval starts at a proof that the node led with a
+// token (see beliefOf) and runs through every later proof with the same
+// token, to the last of them before a proof that it did not lead (an
+// observation as follower, a write it refused as not leader) or led with
+// another token (which starts the next interval). Proofs are timed when
+// their answer reached the controller. A token of 0 (not told) is taken as
+// the token the interval already has.
 //
 // Silence ends an interval too: a poll the node did not answer (it was
 // frozen, down, or cut off from the controller) proves nothing about its
@@ -81,17 +92,98 @@ type Overlap struct {
 // history) is bridged. Time before an interval's first proof and after its
 // last is never counted.
 //
+// A node that pushed its beliefs (see watchClocks) is judged by its
+// lines alone: each dates a belief on the node's own clock, and the node
+// promised a line at every change, so its belief held between two lines
+// that show it, unless they are more than four beats apart (the node was
+// frozen or starved: that gap proves nothing, as silence). Between two
+// lines that differ it is not known which held. Its writes add nothing.
+//
 // Leaderless spans are where no interval was open. Overlaps are judged on
 // what is certain (Interval.held): the spans in which two nodes' beliefs
 // were both certainly held, and single proofs whose every possible instant
 // lies inside another node's certain belief. Two answers that crossed in
 // flight prove nothing about which belief came first, so a handover that
 // the controller saw out of order is no overlap.
-func BeliefsOf(h []history.Event) Beliefs {
-	b, end := beliefIntervals(h)
+func BeliefsOf(h []history.Event, every time.Duration) Beliefs {
+	b, end := beliefIntervals(h, cmp.Or(every, defaultEvery))
 	_, b.Leaderless = sweep(b.Intervals, len(b.Nodes), end)
 	b.Overlaps = certainOverlaps(b.Intervals, len(b.Nodes))
 	return b
+}
+
+// defaultEvery is the observer's default interval, for histories that do
+// not say theirs.
+const defaultEvery = 50 * time.Millisecond
+
+// watchGap is how many beats apart two lines of a watch may be for the
+// belief they both show to count as held in between.
+const watchGap = 4
+
+// stream is one watch connection: its lines share the node and the Sent
+// of the request that opened it.
+type stream struct {
+	node string
+	sent int64
+}
+
+// clock is the clock of a watched node's process: Boot names it, and
+// lines without one count as a process of their own per stream.
+type clock struct {
+	node string
+	boot int64
+}
+
+func clockOf(e *history.Event) clock {
+	if e.Boot != 0 {
+		return clock{e.Node, e.Boot}
+	}
+	return clock{e.Node, -e.Sent}
+}
+
+// dating maps a node process's clock to the controller's: a line stamped
+// at was made at controller time at+lo at the earliest and at+hi at the
+// latest. Every line was made after the request of its stream left (Sent)
+// and before it arrived (Time), so lo is the largest Sent-At of a stream's
+// first line and hi the smallest Time-At of any line: every stream of the
+// process narrows the window, and a stream opened to a frozen node, whose
+// first line came long after its request, borrows the window of the
+// others. When lo > hi the node's clock is not a steady monotonic one, and
+// each line is dated only by its own [Sent, Time].
+type dating struct{ lo, hi int64 }
+
+func (d dating) steady() bool { return d.lo <= d.hi }
+
+// dates is when line e was made, at the earliest and at the latest.
+func (d dating) dates(e *history.Event) (early, late int64) {
+	if !d.steady() {
+		return e.Sent, e.Time
+	}
+	return e.At + d.lo, e.At + d.hi
+}
+
+// watchClocks finds every watched process in h and how to date its lines.
+func watchClocks(h []history.Event) map[clock]dating {
+	out := map[clock]dating{}
+	for i := range h {
+		e := &h[i]
+		if !pushed(e) {
+			continue
+		}
+		k := clockOf(e)
+		d, ok := out[k]
+		if !ok {
+			d = dating{lo: math.MinInt64, hi: math.MaxInt64}
+		}
+		d.lo, d.hi = max(d.lo, e.Sent-e.At), min(d.hi, e.Time-e.At)
+		out[k] = d
+	}
+	return out
+}
+
+// pushed says whether e is a line of a watch stream.
+func pushed(e *history.Event) bool {
+	return e.Type == history.Leader && e.At > 0 && e.Error == ""
 }
 
 // certainOverlaps are the windows in which the beliefs of ivs were
@@ -158,43 +250,67 @@ func certainOverlaps(ivs []Interval, nodes int) []Overlap {
 	return overlaps
 }
 
-// beliefIntervals fills the Nodes and Intervals of h's Beliefs, and finds
-// the time of its latest event.
-func beliefIntervals(h []history.Event) (b Beliefs, end int64) {
+// beliefIntervals fills the Nodes, Intervals, Watched and Slack of h's
+// Beliefs, and finds the time of its latest event.
+func beliefIntervals(h []history.Event, every time.Duration) (b Beliefs, end int64) {
 	var (
 		open []Interval // per node: its current interval...
 		isOn []bool     // ...if it has one
 	)
 	ids := map[string]int{}
+	id := func(node string) int {
+		n, ok := ids[node]
+		if !ok {
+			n = len(b.Nodes)
+			ids[node] = n
+			b.Nodes = append(b.Nodes, node)
+			open = append(open, Interval{})
+			isOn = append(isOn, false)
+		}
+		return n
+	}
+	clocks := watchClocks(h)
+	watched := map[string]bool{}
+	for k, d := range clocks {
+		watched[k.node] = true
+		if d.steady() {
+			b.Slack = max(b.Slack, d.hi-d.lo)
+		}
+	}
+	b.Watched = len(watched)
+	lines := map[stream]*watchLine{}
+	var order []*watchLine // lines' streams, as first heard from
 	ops := opTracker{}
 	for i := range h {
 		e := &h[i]
 		end = max(end, e.Time)
 		inv := ops.see(h, i)
-		bel := beliefOf(h, i, inv)
-		if bel == noBelief {
+		if pushed(e) {
+			k := stream{e.Node, e.Sent}
+			w := lines[k]
+			if w == nil {
+				w = &watchLine{dating: clocks[clockOf(e)], gap: watchGap * int64(every)}
+				lines[k], order = w, append(order, w)
+			}
+			if iv, done := w.take(h, i, id(e.Node)); done {
+				b.Intervals = append(b.Intervals, iv)
+			}
 			continue
 		}
-		id, ok := ids[e.Node]
-		if !ok {
-			id = len(b.Nodes)
-			ids[e.Node] = id
-			b.Nodes = append(b.Nodes, e.Node)
-			open = append(open, Interval{})
-			isOn = append(isOn, false)
+		bel := beliefOf(h, i, inv)
+		if bel == noBelief || watched[e.Node] {
+			continue
 		}
-		cur := &open[id]
+		n := id(e.Node)
+		cur := &open[n]
 		asked, _ := span(h, i, inv)
 		switch {
 		case bel == follows || bel == silent:
-			if isOn[id] {
+			if isOn[n] {
 				b.Intervals = append(b.Intervals, *cur)
-				isOn[id] = false
+				isOn[n] = false
 			}
-		case isOn[id] && (e.Token == cur.Token || e.Token == 0 || cur.Token == 0):
-			if cur.Token == 0 {
-				cur.Token = e.Token
-			}
+		case isOn[n] && sameToken(cur, e.Token):
 			// Answers can be recorded slightly out of time order; an
 			// interval only ever grows.
 			if e.Time >= cur.End {
@@ -202,19 +318,64 @@ func beliefIntervals(h []history.Event) (b Beliefs, end int64) {
 			}
 			cur.Asked = max(cur.Asked, asked)
 		default:
-			if isOn[id] {
+			if isOn[n] {
 				b.Intervals = append(b.Intervals, *cur)
 			}
-			*cur = Interval{Span: Span{e.Time, e.Time}, Asked: asked, Node: id, Token: e.Token, First: i, Last: i}
-			isOn[id] = true
+			*cur = Interval{Span: Span{e.Time, e.Time}, Asked: asked, Node: n, Token: e.Token, First: i, Last: i}
+			isOn[n] = true
 		}
 	}
-	for id, on := range isOn {
+	for n, on := range isOn {
 		if on {
-			b.Intervals = append(b.Intervals, open[id])
+			b.Intervals = append(b.Intervals, open[n])
+		}
+	}
+	for _, w := range order {
+		if w.on {
+			b.Intervals = append(b.Intervals, w.cur)
 		}
 	}
 	return b, end
+}
+
+// sameToken says whether a proof with token continues iv, and takes the
+// token for an interval that had none.
+func sameToken(iv *Interval, token int64) bool {
+	if token != iv.Token && token != 0 && iv.Token != 0 {
+		return false
+	}
+	if iv.Token == 0 {
+		iv.Token = token
+	}
+	return true
+}
+
+// watchLine follows one stream's lines in order.
+type watchLine struct {
+	dating
+	gap    int64 // the longest silence between lines that the belief spans
+	cur    Interval
+	on     bool // cur is open
+	lastAt int64
+}
+
+// take reads h[i], the stream's next line about node n, and returns the
+// interval it ended, if it did.
+func (w *watchLine) take(h []history.Event, i, n int) (ended Interval, done bool) {
+	e := &h[i]
+	early, late := w.dates(e)
+	held := w.on && w.steady() && e.At-w.lastAt <= w.gap
+	w.lastAt = e.At
+	if held && e.IsLeader && sameToken(&w.cur, e.Token) {
+		w.cur.End, w.cur.Asked, w.cur.Last = late, early, i
+		return Interval{}, false
+	}
+	ended, done = w.cur, w.on
+	w.on = e.IsLeader
+	if w.on {
+		w.cur = Interval{Span: Span{late, late}, Asked: early, Node: n, Token: e.Token, First: i, Last: i}
+	}
+	return ended, done
 }
 
 // sweep walks the interval ends in time order and returns the windows in

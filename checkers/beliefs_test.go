@@ -23,7 +23,7 @@ func TestBeliefsOf(t *testing.T) {
 	b.add(history.Event{Type: history.OK, Time: ms(5800), Process: 4, F: history.Read, Key: "k", Node: "n1", Token: 1}) // a read proves nothing
 	b.silent(6100, "n2")                                                                                                // 15
 
-	got := BeliefsOf(b.events())
+	got := BeliefsOf(b.events(), 0)
 	want := Beliefs{
 		Nodes: []string{"n1", "n10", "n2"},
 		Intervals: []Interval{

@@ -32,7 +32,7 @@ import (
 // violations.
 func LeaderOverlap(in Input) Result {
 	h := in.History
-	b := BeliefsOf(h)
+	b := BeliefsOf(h, in.ObserveInterval)
 
 	p := in.Promise
 	var total, longest int64
@@ -79,7 +79,7 @@ func LeaderOverlap(in Input) Result {
 		r.Valid = Unknown
 		judged = fmt.Sprintf("The target declared no promise this checker knows (%q), so the overlap is shown but not judged.", p.String())
 	}
-	r.Note = notes(judged, precision(in.ObserveInterval), capNote(len(bad), "violations"), capNote(len(fine), "windows"))
+	r.Note = notes(judged, precision(in.ObserveInterval, &b), capNote(len(bad), "violations"), capNote(len(fine), "windows"))
 	return r
 }
 
@@ -94,12 +94,22 @@ func violates(p Promise, d int64) bool {
 	return false
 }
 
-func precision(every time.Duration) string {
-	const how = "Overlap counts only time in which both beliefs are certain: each proof of belief (a leader observation, a write made as leader) dates it between its request leaving the controller and its answer arriving, so overlap is a lower bound"
+// precision says how exactly b's beliefs are dated: a polled one to about
+// the observation interval every, a pushed one to within b.Slack.
+func precision(every time.Duration, b *Beliefs) string {
+	const how = "Overlap counts only time in which both beliefs are certain: each proof of belief (a leader observation, a write made as leader) dates it between its request leaving the controller and its answer arriving, or, when the node pushed it, by the node's own clock mapped to the controller's, so overlap is a lower bound"
+	pushed := fmt.Sprintf("pushed beliefs are dated to within %v", time.Duration(b.Slack).Round(time.Microsecond))
+	polled := "polled beliefs to about ±" + every.String() + " (the observation interval)"
 	if every <= 0 {
-		return how + "; its precision is unknown, since no observation interval was given."
+		polled = "polled beliefs to an unknown precision, since no observation interval was given"
 	}
-	return fmt.Sprintf("%s, precise to about ±%v (the observation interval).", how, every)
+	switch {
+	case b.Watched == 0:
+		return how + "; " + polled + "."
+	case b.Watched == len(b.Nodes):
+		return fmt.Sprintf("%s; every node pushed its beliefs, and %s.", how, pushed)
+	}
+	return fmt.Sprintf("%s; %d of %d nodes pushed their beliefs: %s, %s.", how, b.Watched, len(b.Nodes), pushed, polled)
 }
 
 func describeOverlap(h []history.Event, bs *Beliefs, w Overlap, p Promise, violating bool) Violation {

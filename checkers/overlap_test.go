@@ -247,7 +247,7 @@ func TestLeaderOverlapMessages(t *testing.T) {
 	if v.Time != ms(200) || len(v.Nodes) != 2 || v.Nodes[0] != "n1" || v.Nodes[1] != "n2" {
 		t.Errorf("violation %+v", v)
 	}
-	if !strings.Contains(r.Note, "precision is unknown") {
+	if !strings.Contains(r.Note, "an unknown precision") {
 		t.Errorf("note without an interval: %q", r.Note)
 	}
 

@@ -23,8 +23,16 @@ func TestEtcdMembersElectByRaft(t *testing.T) {
 	if out.Report.Valid != checkers.Valid {
 		t.Errorf("verdict %v: %+v", out.Report.Valid, out.Report.Checkers)
 	}
-	if l := leaderships(readHistory(t, out.Dir)); len(l) < 3 {
+	h := readHistory(t, out.Dir)
+	if l := leaderships(h); len(l) < 3 {
 		t.Errorf("leaderships %v: want a first leader and one after each fault", l)
+	}
+	// The agent asks its member for every belief: it is polled, not
+	// watched.
+	for _, e := range h {
+		if e.At != 0 {
+			t.Fatalf("a pushed line from an agent that serves no watch: %+v", e)
+		}
 	}
 }
 

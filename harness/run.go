@@ -166,7 +166,11 @@ func prepare(cfg Config) (*run, error) {
 			if f.Name == "clock-service" && len(skewableServices(m)) == 0 {
 				return nil, badInput("--nemesis %s: no service of target %s has clock: %s in its %s", f.Name, m.Name, targets.ClockFaketime, targets.ManifestFile)
 			}
-			faults = append(faults, f)
+			// A family names a fault once per unit of its weight: the
+			// plan draws from the names, the nemesis needs each fault once.
+			if !slices.ContainsFunc(faults, func(g nemesis.Fault) bool { return g.Name == f.Name }) {
+				faults = append(faults, f)
+			}
 			names[i] = append(names[i], f.Name)
 		}
 	}

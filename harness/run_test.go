@@ -86,6 +86,7 @@ func TestRaftUnderFaultsIsValid(t *testing.T) {
 		t.Errorf("no write or read succeeded: %+v", out.Info.Timings)
 	}
 	var injected, healed, leaders int
+	pushed := map[string]int{} // per node: lines of its watch
 	for _, e := range readHistory(t, out.Dir) {
 		switch {
 		case e.Type == history.Nemesis && e.Phase == history.Inject && e.Error == "":
@@ -95,6 +96,13 @@ func TestRaftUnderFaultsIsValid(t *testing.T) {
 		case e.Type == history.Leader && e.IsLeader:
 			leaders++
 		}
+		if e.Type == history.Leader && e.At > 0 && e.Boot != 0 {
+			pushed[e.Node]++
+		}
+	}
+	// The SDK serves the watch: every node's beliefs were pushed.
+	if len(pushed) != cfg.Nodes {
+		t.Errorf("pushed lines per node %v, want all %d nodes watched", pushed, cfg.Nodes)
 	}
 	if injected == 0 || healed != injected {
 		t.Errorf("history holds %d faults and %d heals, want some, all healed", injected, healed)

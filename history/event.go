@@ -12,7 +12,7 @@ const (
 	OK      Type = "ok"      // it took effect
 	Fail    Type = "fail"    // it certainly did not take effect
 	Info    Type = "info"    // unknown: it may or may not have taken effect
-	Leader  Type = "leader"  // one GET /leader answer from one node
+	Leader  Type = "leader"  // one node's belief: a GET /leader answer or a line of its watch
 	Nemesis Type = "nemesis" // a fault injected or healed
 )
 
@@ -56,6 +56,14 @@ type Event struct {
 	Sent     int64  `json:"sent,omitempty"`
 	IsLeader bool   `json:"leader,omitempty"`
 	LeaderID string `json:"leader_id,omitempty"`
+	// At marks a pushed observation, one line of the node's watch stream
+	// (GET /leader/watch): the belief held at At on the node's own
+	// monotonic clock, in ns. Sent is then when the watch request left
+	// the controller, the same for every line of one stream, and Time
+	// when the line arrived. Polled observations have no At. Boot names
+	// the node process whose clock At is: lines with one Boot share it.
+	At   int64 `json:"at,omitempty"`
+	Boot int64 `json:"boot,omitempty"`
 
 	// Nemesis events: Phase is inject or heal, Nodes the nodes affected,
 	// Value says what was done in words.

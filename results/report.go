@@ -116,7 +116,7 @@ func WriteReport(dir string, info Info, report checkers.Report, h []history.Even
 	for i := 1; i <= cfg.Nodes; i++ {
 		nodes = append(nodes, fmt.Sprintf("n%d", i))
 	}
-	tl := buildTimeline(h, nodes)
+	tl := buildTimeline(h, nodes, cfg.ObserveInterval)
 	p := &page{Info: info, Config: cfg, Verdict: report.Valid, CutShort: report.CutShort}
 	// Lanes past the run's nodes are its other containers that faults hit
 	// (a target's services).

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/splitbrain/splitbrain/checkers"
 	"github.com/splitbrain/splitbrain/history"
@@ -88,8 +89,8 @@ type builder struct {
 // buildTimeline draws h, a run's history in index order, with a lane for
 // each of nodes and for any other node h names. Beliefs, overlaps and
 // leaderless times are checkers.BeliefsOf's: those the leader-overlap
-// checker judged.
-func buildTimeline(h []history.Event, nodes []string) *timeline {
+// checker judged, with the run's observe interval every.
+func buildTimeline(h []history.Event, nodes []string, every time.Duration) *timeline {
 	b := &builder{ids: map[string]int{}, invokes: map[int]invoke{}, faults: map[string]int{}}
 	for _, n := range nodes {
 		b.node(n)
@@ -97,7 +98,7 @@ func buildTimeline(h []history.Event, nodes []string) *timeline {
 	for i := range h {
 		b.add(&h[i])
 	}
-	b.believe(checkers.BeliefsOf(h))
+	b.believe(checkers.BeliefsOf(h, every))
 	return b.finish()
 }
 

@@ -38,7 +38,7 @@ func TestBuildTimeline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tl := buildTimeline(h, []string{"n1", "n2"})
+	tl := buildTimeline(h, []string{"n1", "n2"}, 0)
 	if want := []string{"n1", "n2", "n10"}; !reflect.DeepEqual(tl.Nodes, want) {
 		t.Errorf("lanes %v, want %v (configured first, natural order)", tl.Nodes, want)
 	}
@@ -87,7 +87,7 @@ func TestBuildTimeline(t *testing.T) {
 }
 
 func TestBuildTimelineEmpty(t *testing.T) {
-	tl := buildTimeline(nil, []string{"n1"})
+	tl := buildTimeline(nil, []string{"n1"}, 0)
 	if tl.Events != 0 || len(tl.Nodes) != 1 || tl.Bars != nil || tl.Leaderless != nil {
 		t.Errorf("no history gives %+v; want an empty timeline with the configured lane", tl)
 	}

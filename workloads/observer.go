@@ -3,28 +3,34 @@ package workloads
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"sync"
 	"time"
 
 	"github.com/splitbrain/splitbrain/history"
+	"github.com/splitbrain/splitbrain/targets/sdk"
 )
 
-// Observer polls GET /leader on every node and records each answer. It also
-// keeps the latest answer per node, so the nemesis can aim at the leader and
-// the progress line can name it.
+// Observer records every node's belief: it watches a node that serves the
+// watch (sdk.WatchPath), which pushes each change as it happens, and polls
+// GET /leader on any other. It also keeps the latest belief per node, so
+// the nemesis can aim at the leader and the progress line can name it.
 type Observer struct {
 	cluster  Cluster
 	rec      *history.Recorder
 	interval time.Duration
 	http     *http.Client
+	streams  *http.Client
 
 	mu     sync.Mutex
 	latest map[string]history.Event
 }
 
-// NewObserver polls every interval.
+// NewObserver polls every interval, and asks watched nodes for a line
+// every interval while their belief does not change.
 func NewObserver(cluster Cluster, rec *history.Recorder, interval time.Duration) *Observer {
 	return &Observer{
 		cluster:  cluster,
@@ -32,22 +38,105 @@ func NewObserver(cluster Cluster, rec *history.Recorder, interval time.Duration)
 		interval: interval,
 		// A node that does not answer within a few intervals tells us
 		// nothing; the next poll tries again.
-		http:   &http.Client{Timeout: 4 * interval, Transport: &http.Transport{MaxIdleConnsPerHost: 2}},
-		latest: map[string]history.Event{},
+		http: &http.Client{Timeout: 4 * interval, Transport: &http.Transport{MaxIdleConnsPerHost: 2}},
+		// A watch lasts as long as its node answers; only its start is
+		// bounded here, and the silence between lines by watch.
+		streams: &http.Client{Transport: &http.Transport{ResponseHeaderTimeout: 4 * interval, DisableKeepAlives: true}},
+		latest:  map[string]history.Event{},
 	}
 }
 
-// Run polls until ctx ends.
+// Run observes until ctx ends.
 func (o *Observer) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	for _, node := range o.cluster.Nodes() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			o.poll(ctx, node)
+			o.follow(ctx, node)
 		}()
 	}
 	wg.Wait()
+}
+
+// follow watches node for as long as it serves the watch, and from the
+// first answer that says it does not, polls it instead. A watch that fails
+// or ends is recorded as silence and opened again an interval later.
+func (o *Observer) follow(ctx context.Context, node string) {
+	for ctx.Err() == nil {
+		err := o.watch(ctx, node)
+		if errors.Is(err, errNoWatch) {
+			o.poll(ctx, node)
+			return
+		}
+		if err != nil && ctx.Err() == nil {
+			o.record(history.Event{Type: history.Leader, Node: node, Sent: o.rec.Now(), Error: "no answer: " + err.Error()})
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(o.interval):
+		}
+	}
+}
+
+// record adds e to the history and keeps it as node's latest.
+func (o *Observer) record(e history.Event) {
+	e = o.rec.Record(e)
+	o.mu.Lock()
+	o.latest[e.Node] = e
+	o.mu.Unlock()
+}
+
+// errNoWatch is a node that answers the watch with 404 or 405: it serves
+// only GET /leader.
+var errNoWatch = errors.New("the node serves no watch")
+
+// watch records node's lines until the stream fails, ends, or stays
+// silent for longer than a node that runs would be (a frozen node, a
+// dead one whose connection lingers).
+func (o *Observer) watch(ctx context.Context, node string) error {
+	base := o.cluster.NodeURL(node)
+	if base == "" {
+		return errors.New("no address")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	silence := max(20*o.interval, time.Second)
+	quiet := time.AfterFunc(silence, cancel)
+	defer quiet.Stop()
+
+	sent := o.rec.Now()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+sdk.WatchPath+"?every="+o.interval.String(), nil)
+	if err != nil {
+		return err
+	}
+	resp, err := o.streams.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case http.StatusNotFound, http.StatusMethodNotAllowed:
+		return errNoWatch
+	default:
+		return fmt.Errorf("watch answered %s", resp.Status)
+	}
+	dec := json.NewDecoder(resp.Body)
+	for {
+		var l sdk.WatchLine
+		if err := dec.Decode(&l); err != nil {
+			if errors.Is(err, io.EOF) {
+				return errors.New("watch ended")
+			}
+			return err
+		}
+		if l.At <= 0 {
+			return fmt.Errorf("watch line without a time: %+v", l)
+		}
+		quiet.Reset(silence)
+		o.record(history.Event{Type: history.Leader, Node: node, Sent: sent, At: l.At, Boot: l.Boot, IsLeader: l.Leader, Token: tokenOf(l.Leadership), LeaderID: l.LeaderID})
+	}
 }
 
 func (o *Observer) poll(ctx context.Context, node string) {
@@ -55,10 +144,7 @@ func (o *Observer) poll(ctx context.Context, node string) {
 	defer t.Stop()
 	for {
 		if e, ok := o.observe(ctx, node); ok && ctx.Err() == nil {
-			e = o.rec.Record(e)
-			o.mu.Lock()
-			o.latest[node] = e
-			o.mu.Unlock()
+			o.record(e)
 		}
 		select {
 		case <-ctx.Done():
@@ -87,20 +173,21 @@ func (o *Observer) observe(ctx context.Context, node string) (history.Event, boo
 		return e, true
 	}
 	defer resp.Body.Close()
-	var ans struct {
-		Leader   bool   `json:"leader"`
-		Token    int64  `json:"token"`
-		LeaderID string `json:"leader_id"`
-	}
+	var ans sdk.Leadership
 	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&ans) != nil {
 		e.Error = fmt.Sprintf("unusable answer: status %d", resp.StatusCode)
 		return e, true
 	}
-	e.IsLeader, e.LeaderID = ans.Leader, ans.LeaderID
-	if ans.Leader {
-		e.Token = ans.Token
-	}
+	e.IsLeader, e.Token, e.LeaderID = ans.Leader, tokenOf(ans), ans.LeaderID
 	return e, true
+}
+
+// tokenOf is the token a belief claims: none unless it leads.
+func tokenOf(l sdk.Leadership) int64 {
+	if l.Leader {
+		return l.Token
+	}
+	return 0
 }
 
 // Leader is the node that most recently claimed leadership with the highest

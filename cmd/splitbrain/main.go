@@ -155,7 +155,7 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 	fs.IntVar(&cfg.Concurrency, "concurrency", cfg.Concurrency, "client processes")
 	fs.IntVar(&cfg.Keys, "keys", cfg.Keys, "size of the key set")
 	fs.DurationVar(&cfg.OpTimeout, "op-timeout", cfg.OpTimeout, "per operation; later it is indeterminate")
-	fs.DurationVar(&cfg.ObserveInterval, "observe-interval", cfg.ObserveInterval, "leader polling interval")
+	fs.DurationVar(&cfg.ObserveInterval, "observe-interval", cfg.ObserveInterval, "how often each node's belief is polled, or pushed when unchanged")
 	fs.DurationVar(&cfg.StartTimeout, "start-timeout", cfg.StartTimeout, "for every node to become healthy")
 	res := fs.String("resource", string(cfg.Resource), "strict or unfenced")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the workload and the nemesis schedule")

@@ -56,6 +56,7 @@ var ErrNotLeader = errors.New("not-leader")
 type Server struct {
 	env      Env
 	elector  Elector
+	feed     *feed // nil: the node serves no watch
 	resource *resource.Client
 	clock    *Clock
 	mux      *http.ServeMux
@@ -63,18 +64,34 @@ type Server struct {
 	WriteTimeout time.Duration
 }
 
-// NewServer returns the node API server of the node described by env.
-func NewServer(env Env, e Elector) *Server {
+// Option changes a Server from its defaults.
+type Option func(*Server)
+
+// Polled serves no watch (WatchPath): the harness then polls GET /leader.
+// It is for an agent whose belief costs a question to its server, which a
+// watch would ask every millisecond.
+func Polled() Option { return func(s *Server) { s.feed = nil } }
+
+// NewServer returns the node API server of the node described by env. It
+// serves the watch of e's beliefs, read every millisecond, unless Polled.
+func NewServer(env Env, e Elector, opts ...Option) *Server {
 	s := &Server{
 		env:          env,
 		elector:      e,
+		feed:         newFeed(env.Node, e),
 		resource:     &resource.Client{BaseURL: env.ResourceURL, HTTP: &http.Client{}},
 		clock:        NewClock(env.ClockFile),
 		mux:          http.NewServeMux(),
 		WriteTimeout: 2 * time.Second,
 	}
+	for _, o := range opts {
+		o(s)
+	}
 	s.mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	s.mux.HandleFunc("GET /leader", s.leader)
+	if s.feed != nil {
+		s.mux.HandleFunc("GET "+WatchPath, s.watch)
+	}
 	s.mux.HandleFunc("POST /write", s.write)
 	// The node's wall clock as the target reads it: lets the harness check
 	// that a clock fault reached the node.

@@ -55,7 +55,7 @@ func main() {
 	local := fmt.Sprintf("http://127.0.0.1:%d", etcd.ClientPort)
 	a := &agent{node: env.Node, member: local, httpc: &http.Client{Timeout: statusTimeout}}
 	a.join()
-	log.Fatal(sdk.NewServer(env, a).ListenAndServe())
+	log.Fatal(sdk.NewServer(env, a, sdk.Polled()).ListenAndServe())
 }
 
 // agent reads its member's state over the member's HTTP client port.

@@ -109,7 +109,7 @@ func main() {
 		})})
 	}
 	go a.loop(sentinels, masterName, poll)
-	log.Fatal(sdk.NewServer(env, a).ListenAndServe())
+	log.Fatal(sdk.NewServer(env, a, sdk.Polled()).ListenAndServe())
 }
 
 // writeConfig writes the server's configuration on the node's first start

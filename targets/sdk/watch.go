@@ -1,0 +1,180 @@
+package sdk
+
+import (
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// WatchPath is the node API's stream of beliefs: GET it, with ?every= a
+// beat such as 50ms, and the node answers with one JSON line (WatchLine)
+// at once, another at every change of its belief, and one every beat while
+// nothing changes, until the request ends.
+const WatchPath = "/leader/watch"
+
+// WatchLine is one line of the watch: the node's belief at At, read on the
+// node's own monotonic clock, in ns. A change is told as two lines, the
+// last sample of the old belief and the first of the new, so the harness
+// knows the moment to within one sampling period; lines never go back in
+// At, and none is dated before the request arrived.
+type WatchLine struct {
+	Leadership
+	At int64 `json:"at"`
+	// Boot is a number fixed for the life of the node's process: lines
+	// with the same Boot read the same clock, so the harness dates every
+	// stream of one process together.
+	Boot int64 `json:"boot"`
+}
+
+// Bounds of the beat a watcher may ask for, and its default.
+const (
+	minBeat     = time.Millisecond
+	maxBeat     = time.Minute
+	defaultBeat = 50 * time.Millisecond
+)
+
+// samplePeriod is how often a watched belief is read: how long after a
+// change its lines can come, and how short a belief can be and still be
+// seen. Reading it is a lock and a copy, so a millisecond costs little.
+const samplePeriod = time.Millisecond
+
+// watchQueue is how many lines a watcher may be behind before it is cut
+// off: a controller that stopped reading sees its stream end, not lines
+// dropped from its middle.
+const watchQueue = 256
+
+// processStart is the origin of the watch clock. Durations since it are
+// read from Go's monotonic clock, which no clock fault reaches: libfaketime
+// cannot touch a Go program, and the SDK's skewed Clock is a wall clock.
+var processStart = time.Now()
+
+func watchClock() int64 { return max(1, int64(time.Since(processStart))) }
+
+// boot names this process's watch clock.
+var boot = rand.Int64N(math.MaxInt64) + 1
+
+// feed samples an Elector's belief while someone watches it, and queues
+// each watcher its lines. Every sample is taken, and every line queued,
+// under one lock, so each watcher's lines are in the order of their At.
+type feed struct {
+	node    string
+	elector Elector
+	start   sync.Once
+
+	mu       sync.Mutex
+	last     WatchLine // the latest sample
+	watchers map[*watcher]struct{}
+}
+
+type watcher struct {
+	beat  int64
+	sent  int64 // At of the latest line queued
+	lines chan WatchLine
+}
+
+func newFeed(node string, e Elector) *feed {
+	return &feed{node: node, elector: e, watchers: map[*watcher]struct{}{}}
+}
+
+// subscribe adds a watcher whose first line is a sample taken now.
+func (f *feed) subscribe(beat time.Duration) *watcher {
+	f.start.Do(func() { go f.sampleForever() })
+	w := &watcher{beat: int64(beat), lines: make(chan WatchLine, watchQueue)}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sample()
+	f.watchers[w] = struct{}{}
+	f.queue(w, f.last)
+	return w
+}
+
+// unsubscribe removes w, if the feed has not cut it off already.
+func (f *feed) unsubscribe(w *watcher) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.watchers[w]; ok {
+		delete(f.watchers, w)
+		close(w.lines)
+	}
+}
+
+func (f *feed) sampleForever() {
+	t := time.NewTicker(samplePeriod)
+	defer t.Stop()
+	for range t.C {
+		f.mu.Lock()
+		if len(f.watchers) > 0 {
+			f.sample()
+		}
+		f.mu.Unlock()
+	}
+}
+
+// sample reads the belief and queues what each watcher is owed: on a
+// change the old belief's last sample and the new one, otherwise the new
+// one once a beat has passed. f.mu is held.
+func (f *feed) sample() {
+	l := f.elector.Leadership()
+	l.Node = f.node
+	now := WatchLine{Leadership: l, At: watchClock(), Boot: boot}
+	changed := now.Leadership != f.last.Leadership
+	for w := range f.watchers {
+		switch {
+		case changed:
+			if f.last.At > w.sent {
+				f.queue(w, f.last)
+			}
+			f.queue(w, now)
+		case now.At-w.sent >= w.beat:
+			f.queue(w, now)
+		}
+	}
+	f.last = now
+}
+
+// queue hands w a line, or cuts w off when it is too far behind. f.mu is
+// held.
+func (f *feed) queue(w *watcher, l WatchLine) {
+	if _, ok := f.watchers[w]; !ok {
+		return
+	}
+	select {
+	case w.lines <- l:
+		w.sent = l.At
+	default:
+		delete(f.watchers, w)
+		close(w.lines)
+	}
+}
+
+// watch serves WatchPath.
+func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
+	beat := defaultBeat
+	if v := r.URL.Query().Get("every"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < minBeat || d > maxBeat {
+			reply(w, http.StatusBadRequest, map[string]string{"error": "every must be a duration from 1ms to 1m"})
+			return
+		}
+		beat = d
+	}
+	sub := s.feed.subscribe(beat)
+	defer s.feed.unsubscribe(sub)
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.WriteHeader(http.StatusOK)
+	flush := http.NewResponseController(w)
+	enc := json.NewEncoder(w)
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case l, ok := <-sub.lines:
+			if !ok || enc.Encode(l) != nil || flush.Flush() != nil {
+				return
+			}
+		}
+	}
+}
