@@ -127,28 +127,30 @@ type stream struct {
 	sent int64
 }
 
-// clock is the clock of a watched node's process: Boot names it, and
-// lines without one count as a process of their own per stream.
+// clock is a clock that pushed lines read: Boot names it, whichever node
+// read it (on one host, every container reads the kernel's), and lines
+// without one count as a clock of their own per stream.
 type clock struct {
-	node string
 	boot int64
+	node string // only for lines without a Boot
+	sent int64
 }
 
 func clockOf(e *history.Event) clock {
 	if e.Boot != 0 {
-		return clock{e.Node, e.Boot}
+		return clock{boot: e.Boot}
 	}
-	return clock{e.Node, -e.Sent}
+	return clock{node: e.Node, sent: e.Sent}
 }
 
-// dating maps a node process's clock to the controller's: a line stamped
-// at was made at controller time at+lo at the earliest and at+hi at the
-// latest. Every line was made after the request of its stream left (Sent)
-// and before it arrived (Time), so lo is the largest Sent-At of a stream's
-// first line and hi the smallest Time-At of any line: every stream of the
-// process narrows the window, and a stream opened to a frozen node, whose
-// first line came long after its request, borrows the window of the
-// others. When lo > hi the node's clock is not a steady monotonic one, and
+// dating maps a clock that pushed lines read to the controller's: a line
+// stamped at was made at controller time at+lo at the earliest and at+hi
+// at the latest. Every line was made after the request of its stream left
+// (Sent) and before it arrived (Time), so lo is the largest Sent-At of a
+// stream's first line and hi the smallest Time-At of any line: every
+// stream on the clock narrows the window, and a stream opened to a frozen
+// node, whose first line came long after its request, borrows the window
+// of the others. When lo > hi the node's clock is not a steady monotonic one, and
 // each line is dated only by its own [Sent, Time].
 type dating struct{ lo, hi int64 }
 
@@ -162,7 +164,7 @@ func (d dating) dates(e *history.Event) (early, late int64) {
 	return e.At + d.lo, e.At + d.hi
 }
 
-// watchClocks finds every watched process in h and how to date its lines.
+// watchClocks finds every clock that lines of h read, and how to date them.
 func watchClocks(h []history.Event) map[clock]dating {
 	out := map[clock]dating{}
 	for i := range h {
@@ -270,11 +272,15 @@ func beliefIntervals(h []history.Event, every time.Duration) (b Beliefs, end int
 		return n
 	}
 	clocks := watchClocks(h)
-	watched := map[string]bool{}
-	for k, d := range clocks {
-		watched[k.node] = true
+	for _, d := range clocks {
 		if d.steady() {
 			b.Slack = max(b.Slack, d.hi-d.lo)
+		}
+	}
+	watched := map[string]bool{}
+	for i := range h {
+		if pushed(&h[i]) {
+			watched[h[i].Node] = true
 		}
 	}
 	b.Watched = len(watched)
@@ -303,7 +309,7 @@ func beliefIntervals(h []history.Event, every time.Duration) (b Beliefs, end int
 		}
 		n := id(e.Node)
 		cur := &open[n]
-		asked, _ := span(h, i, inv)
+		asked, _ := span(h, i, inv, clocks)
 		switch {
 		case bel == follows || bel == silent:
 			if isOn[n] {

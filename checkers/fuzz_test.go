@@ -11,19 +11,25 @@ import (
 )
 
 // synthInput is what the checkers see of a synthetic run: its promise is
-// the overlap bound the run keeps.
+// the overlap bound the run keeps, or exclusive for a pushed run without
+// overlap, whose handovers are clean enough for pushed lines to prove it.
 func synthInput(r *synth.Run) Input {
+	p := Promise{Kind: OverlapBound, Bound: r.Config.Bound}
+	if r.Config.Push && r.Config.Overlap == 0 {
+		p = Promise{Kind: Exclusive}
+	}
 	return Input{
 		History:         r.History,
 		Resource:        r.Resource,
-		Promise:         Promise{Kind: OverlapBound, Bound: r.Config.Bound},
+		Promise:         p,
 		ObserveInterval: r.Config.Interval,
 	}
 }
 
 // fuzzRun generates a run from fuzzed numbers, each folded into a range
-// that keeps one case to a few thousand events.
-func fuzzRun(t *testing.T, seed uint64, events, term uint16, nodes, keys, procs, reads, infos, overlap uint8) *synth.Run {
+// that keeps one case to a few thousand events. Half the pushed runs have
+// no overlap, and so an exclusive promise.
+func fuzzRun(t *testing.T, seed uint64, events, term uint16, nodes, keys, procs, reads, infos, overlap uint8, push bool) *synth.Run {
 	t.Helper()
 	c := synth.Default()
 	c.Seed = seed
@@ -35,6 +41,9 @@ func fuzzRun(t *testing.T, seed uint64, events, term uint16, nodes, keys, procs,
 	c.ReadShare = float64(reads%101) / 100
 	c.InfoShare = float64(infos%31) / 100
 	c.Overlap = time.Duration(overlap%20) * c.Interval // up to Bound - Interval
+	if c.Push = push; push && overlap%2 == 0 {
+		c.Overlap = 0
+	}
 	r, err := synth.Generate(c)
 	if err != nil {
 		t.Fatalf("%+v: %v", c, err)
@@ -44,12 +53,17 @@ func fuzzRun(t *testing.T, seed uint64, events, term uint16, nodes, keys, procs,
 
 // FuzzCorrect: a correct run is valid for every checker: no false alarm.
 func FuzzCorrect(f *testing.F) {
-	f.Add(uint64(1), uint16(5000), uint16(4500), uint8(3), uint8(4), uint8(9), uint8(25), uint8(2), uint8(6))
-	f.Add(uint64(2), uint16(8000), uint16(500), uint8(0), uint8(0), uint8(15), uint8(50), uint8(20), uint8(19))
-	f.Add(uint64(3), uint16(3000), uint16(1000), uint8(5), uint8(19), uint8(0), uint8(0), uint8(30), uint8(0))
-	f.Add(uint64(4), uint16(8500), uint16(2000), uint8(1), uint8(9), uint8(3), uint8(90), uint8(5), uint8(10))
-	f.Fuzz(func(t *testing.T, seed uint64, events, term uint16, nodes, keys, procs, reads, infos, overlap uint8) {
-		r := fuzzRun(t, seed, events, term, nodes, keys, procs, reads, infos, overlap)
+	f.Add(uint64(1), uint16(5000), uint16(4500), uint8(3), uint8(4), uint8(9), uint8(25), uint8(2), uint8(6), false)
+	f.Add(uint64(2), uint16(8000), uint16(500), uint8(0), uint8(0), uint8(15), uint8(50), uint8(20), uint8(19), false)
+	f.Add(uint64(3), uint16(3000), uint16(1000), uint8(5), uint8(19), uint8(0), uint8(0), uint8(30), uint8(0), false)
+	f.Add(uint64(4), uint16(8500), uint16(2000), uint8(1), uint8(9), uint8(3), uint8(90), uint8(5), uint8(10), false)
+	// Pushed: exclusive (even overlap), and overlap-bound.
+	f.Add(uint64(5), uint16(5000), uint16(4500), uint8(3), uint8(4), uint8(9), uint8(25), uint8(2), uint8(6), true)
+	f.Add(uint64(6), uint16(8000), uint16(500), uint8(0), uint8(0), uint8(15), uint8(50), uint8(20), uint8(0), true)
+	f.Add(uint64(7), uint16(8500), uint16(1000), uint8(1), uint8(9), uint8(3), uint8(90), uint8(5), uint8(10), true)
+	f.Add(uint64(8), uint16(3000), uint16(2000), uint8(5), uint8(19), uint8(0), uint8(0), uint8(30), uint8(7), true)
+	f.Fuzz(func(t *testing.T, seed uint64, events, term uint16, nodes, keys, procs, reads, infos, overlap uint8, push bool) {
+		r := fuzzRun(t, seed, events, term, nodes, keys, procs, reads, infos, overlap, push)
 		rep := Run(synthInput(r), All(Options{}))
 		for name, res := range rep.Checkers {
 			if res.Valid != Valid {
@@ -59,21 +73,40 @@ func FuzzCorrect(f *testing.F) {
 	})
 }
 
-// alsoInvalid names, per kind, another checker that rightly objects: the
-// fenced model of linearizable refuses an acknowledged stale write too,
-// and a forged token out of order with the register's.
-var alsoInvalid = map[synth.Kind]string{synth.StaleAccepted: "linearizable", synth.ForgedToken: "linearizable"}
+// alsoInvalid names another checker that rightly objects to kind k under
+// promise p: the fenced model of linearizable refuses an acknowledged stale
+// write too, and a forged token out of order with the register's; and
+// under an exclusive promise a follower that claims the leader's token
+// is a second leader for an instant.
+func alsoInvalid(k synth.Kind, p Promise) string {
+	switch {
+	case k == synth.StaleAccepted, k == synth.ForgedToken:
+		return "linearizable"
+	case k == synth.DuplicateToken && p.Kind == Exclusive:
+		return "leader-overlap"
+	}
+	return ""
+}
 
 // FuzzInject: one injected violation makes its checker invalid, with the
 // injected events and seqs among the evidence, and no other checker objects.
+// ShortOverlap is always planted in a pushed run with an exclusive promise,
+// the only runs with room for it.
 func FuzzInject(f *testing.F) {
+	// Per kind: two polled runs, then two pushed, the first with an
+	// exclusive promise (even overlap), the second with an overlap bound.
 	for k := range synth.Kinds {
-		f.Add(uint64(k+1), uint8(k), uint16(6000), uint16(1500), uint8(3), uint8(4), uint8(9), uint8(25), uint8(2), uint8(6))
-		f.Add(uint64(k+11), uint8(k), uint16(8500), uint16(3000), uint8(1), uint8(17), uint8(3), uint8(50), uint8(10), uint8(15))
+		f.Add(uint64(k+1), uint8(k), uint16(6000), uint16(1500), uint8(3), uint8(4), uint8(9), uint8(25), uint8(2), uint8(6), false)
+		f.Add(uint64(k+11), uint8(k), uint16(8500), uint16(3000), uint8(1), uint8(17), uint8(3), uint8(50), uint8(10), uint8(15), false)
+		f.Add(uint64(k+21), uint8(k), uint16(6000), uint16(1500), uint8(3), uint8(4), uint8(9), uint8(25), uint8(2), uint8(6), true)
+		f.Add(uint64(k+31), uint8(k), uint16(8500), uint16(3000), uint8(1), uint8(17), uint8(3), uint8(50), uint8(10), uint8(15), true)
 	}
-	f.Fuzz(func(t *testing.T, seed uint64, kind uint8, events, term uint16, nodes, keys, procs, reads, infos, overlap uint8) {
-		r := fuzzRun(t, seed, events, term, nodes, keys, procs, reads, infos, overlap)
+	f.Fuzz(func(t *testing.T, seed uint64, kind uint8, events, term uint16, nodes, keys, procs, reads, infos, overlap uint8, push bool) {
 		k := synth.Kinds[int(kind)%len(synth.Kinds)]
+		if k == synth.ShortOverlap {
+			push, overlap = true, overlap&^1
+		}
+		r := fuzzRun(t, seed, events, term, nodes, keys, procs, reads, infos, overlap, push)
 		p, err := r.Inject(k, rand.New(rand.NewPCG(seed, uint64(kind))))
 		if errors.Is(err, synth.ErrNoRoom) {
 			t.Skip(err)
@@ -81,7 +114,8 @@ func FuzzInject(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rep := Run(synthInput(r), All(Options{}))
+		in := synthInput(r)
+		rep := Run(in, All(Options{}))
 		res, ok := rep.Checkers[k.Checker()]
 		if !ok {
 			t.Fatalf("no checker %q", k.Checker())
@@ -94,7 +128,7 @@ func FuzzInject(f *testing.F) {
 			t.Errorf("%s injected at %+v: no violation cites it: %+v", k, p, res.Violations)
 		}
 		for name, other := range rep.Checkers {
-			if name != k.Checker() && name != alsoInvalid[k] && other.Valid != Valid {
+			if name != k.Checker() && name != alsoInvalid(k, in.Promise) && other.Valid != Valid {
 				t.Errorf("%s injected at %+v: %s is %v too: %s; violations %+v", k, p, name, other.Valid, other.Note, other.Violations)
 			}
 		}

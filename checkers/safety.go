@@ -53,8 +53,9 @@ func (f safetyFinding) when() (int64, int64) { return f.at, f.order }
 // the node made with that token (acknowledged, or refused by the fence).
 // Claims without a token (0) cannot be checked and are only counted. A
 // token goes backwards when a node claims a lower token in a request sent
-// after a claim of a higher one was answered; claims whose spans overlap
-// are not ordered, so a slow answer is never a false alarm.
+// after a claim of a higher one was answered (for lines a node pushed: at
+// the earliest its clock's dating allows, see span); claims whose spans
+// overlap are not ordered, so a slow answer is never a false alarm.
 //
 // A history without claims is Valid, with a Note: nothing was wrong, and
 // whether the target ever elected a leader is availability's question.
@@ -64,6 +65,7 @@ func (f safetyFinding) when() (int64, int64) { return f.at, f.order }
 // regressions, violations.
 func ElectionSafety(in Input) Result {
 	h := in.History
+	clocks := watchClocks(h)
 	var helds []held
 	index := map[nodeToken]int{}
 	ops := opTracker{}
@@ -79,7 +81,7 @@ func ElectionSafety(in Input) Result {
 			continue
 		}
 		claims++
-		start, end := span(h, i, inv)
+		start, end := span(h, i, inv, clocks)
 		k := nodeToken{e.Node, e.Token}
 		j, ok := index[k]
 		if !ok {
@@ -141,7 +143,7 @@ func ElectionSafety(in Input) Result {
 		}
 	}
 	if len(regressed) > 0 {
-		fs = append(fs, firstRegressions(h, helds, regressed)...)
+		fs = append(fs, firstRegressions(h, helds, regressed, clocks)...)
 	}
 
 	r := Result{Figures: map[string]float64{
@@ -173,7 +175,7 @@ func ElectionSafety(in Input) Result {
 // answered claim that was asked after the higher token's claim was
 // answered: the first proof that the token went backwards. A second pass,
 // run only when something regressed.
-func firstRegressions(h []history.Event, helds []held, regressed map[nodeToken]int) []safetyFinding {
+func firstRegressions(h []history.Event, helds []held, regressed map[nodeToken]int, clocks map[clock]dating) []safetyFinding {
 	proof := map[int]int{} // held index -> position of its first proof
 	ops := opTracker{}
 	for i := range h {
@@ -185,7 +187,7 @@ func firstRegressions(h []history.Event, helds []held, regressed map[nodeToken]i
 		if !ok {
 			continue
 		}
-		start, end := span(h, i, inv)
+		start, end := span(h, i, inv, clocks)
 		if start <= helds[j].regress {
 			continue
 		}

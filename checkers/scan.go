@@ -88,11 +88,18 @@ func beliefOf(h []history.Event, i, inv int) belief {
 
 // span is when the belief h[i] reports was held: at some instant between
 // the request leaving the controller (a leader observation's Sent, a
-// write's invoke) and the answer arriving (h[i].Time).
-func span(h []history.Event, i, inv int) (start, end int64) {
+// write's invoke) and the answer arriving (h[i].Time), or, for a line a
+// node pushed, between the earliest and the latest its clock's dating
+// allows (clocks: see watchClocks).
+func span(h []history.Event, i, inv int, clocks map[clock]dating) (start, end int64) {
 	e := &h[i]
 	start, end = e.Time, e.Time
 	switch {
+	case pushed(e):
+		if d, ok := clocks[clockOf(e)]; ok {
+			return d.dates(e)
+		}
+		start = min(e.Sent, e.Time)
 	case e.Type == history.Leader:
 		if e.Sent > 0 && e.Sent <= e.Time {
 			start = e.Sent

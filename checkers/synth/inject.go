@@ -1,6 +1,7 @@
 package synth
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -33,10 +34,16 @@ const (
 	// ForgedToken: the resource accepted an acknowledged write with a
 	// token nobody ever claimed (the node answered with its own).
 	ForgedToken Kind = "token-never-claimed"
+	// ShortOverlap: in a pushed run that keeps an exclusive promise (Push,
+	// Overlap 0), a partitioned old leader steps down 5 to 40 ms after
+	// its successor was elected, less than an interval: polls would
+	// likely miss it, pushed lines date it. Its checker reports an
+	// overlap.
+	ShortOverlap Kind = "short-overlap"
 )
 
 // Kinds lists every Kind.
-var Kinds = []Kind{DuplicateToken, TokenRegressed, StaleAccepted, LongOverlap, StaleRead, NoRecovery, ForgedToken}
+var Kinds = []Kind{DuplicateToken, TokenRegressed, StaleAccepted, LongOverlap, StaleRead, NoRecovery, ForgedToken, ShortOverlap}
 
 // Checker names the checker that must find k, as checkers.All names it.
 func (k Kind) Checker() string {
@@ -45,7 +52,7 @@ func (k Kind) Checker() string {
 		return "election-safety"
 	case StaleAccepted, ForgedToken:
 		return "stale-token"
-	case LongOverlap:
+	case LongOverlap, ShortOverlap:
 		return "leader-overlap"
 	case StaleRead:
 		return "linearizable"
@@ -68,8 +75,14 @@ type Proof struct {
 var ErrNoRoom = errors.New("synth: no place in this run for that violation")
 
 // Inject plants one violation of kind k, at a place rng picks, and says
-// where it is. Events keep their indices, except after LongOverlap, which
-// removes some and numbers the rest again. A run takes one injection.
+// where it is. Events keep their indices, except after LongOverlap and
+// ShortOverlap, which remove some (and ShortOverlap moves some) and number
+// the rest again. A run takes one injection.
+//
+// In a pushed run (Config.Push) TokenRegressed finds no place: its claim
+// must be asked after the higher token's was answered, and every line of
+// a watch counts as asked when its stream was opened. ShortOverlap finds
+// a place only there, and only when Overlap is 0.
 func (r *Run) Inject(k Kind, rng *rand.Rand) (Proof, error) {
 	if r.injected {
 		return Proof{}, errors.New("synth: the run already holds an injected violation")
@@ -91,6 +104,8 @@ func (r *Run) Inject(k Kind, rng *rand.Rand) (Proof, error) {
 		p.Events = r.noRecovery(rng)
 	case ForgedToken:
 		p.Events, p.Seqs, err = r.forgedToken(rng)
+	case ShortOverlap:
+		p.Events, err = r.shortOverlap(rng)
 	default:
 		return Proof{}, fmt.Errorf("synth: unknown violation %q", k)
 	}
@@ -140,6 +155,22 @@ func (r *Run) soleTerm(sent, done int64) int {
 
 func answered(e *history.Event) bool { return e.Type == history.Leader && e.Error == "" }
 
+// pushedLine says whether e is a line of a watch.
+func pushedLine(e *history.Event) bool { return answered(e) && e.At > 0 }
+
+// when is the span in which e's belief was read: a poll's round trip, or
+// the instant a pushed line was sampled.
+func (r *Run) when(e *history.Event) (from, to int64) {
+	if pushedLine(e) && r.watches != nil {
+		t := r.watchOf(e.Node).trueTime(e.At)
+		return t, t
+	}
+	return e.Sent, e.Time
+}
+
+// watchOf is the watch of the node named name.
+func (r *Run) watchOf(name string) *watch { return &r.watches[slices.Index(r.names, name)] }
+
 // duplicateToken makes a follower's answer claim the sole leader's token.
 func (r *Run) duplicateToken(rng *rand.Rand) ([]int64, error) {
 	var cands []int
@@ -148,7 +179,7 @@ func (r *Run) duplicateToken(rng *rand.Rand) ([]int64, error) {
 		if !answered(e) || e.IsLeader {
 			continue
 		}
-		if k := r.soleTerm(e.Sent, e.Time); k >= 0 && r.names[r.terms[k].node] != e.Node {
+		if k := r.soleTerm(r.when(e)); k >= 0 && r.names[r.terms[k].node] != e.Node {
 			cands = append(cands, i)
 		}
 	}
@@ -157,7 +188,8 @@ func (r *Run) duplicateToken(rng *rand.Rand) ([]int64, error) {
 		return nil, err
 	}
 	e := &r.History[i]
-	e.IsLeader, e.Token, e.LeaderID = true, r.terms[r.termAt(e.Sent)].token, e.Node
+	from, _ := r.when(e)
+	e.IsLeader, e.Token, e.LeaderID = true, r.terms[r.termAt(from)].token, e.Node
 	return []int64{e.Index}, nil
 }
 
@@ -387,8 +419,8 @@ func (r *Run) staleRead(rng *rand.Rand) ([]int64, error) {
 }
 
 // noRecovery appends a pause of the last leader after everything else;
-// after its heal every node answers as a follower until Recovery and 5 s
-// have passed.
+// after its heal every node answers (or pushes its belief) as a follower
+// until Recovery and 5 s have passed.
 func (r *Run) noRecovery(rng *rand.Rand) []int64 {
 	iv := int64(r.Config.Interval)
 	leader := r.terms[len(r.terms)-1].node
@@ -401,16 +433,20 @@ func (r *Run) noRecovery(rng *rand.Rand) []int64 {
 		{Type: history.Nemesis, F: "pause", Phase: history.Inject, Nodes: nodes, Value: "pause " + name, Sent: at - 5*ms, Time: at},
 		{Type: history.Nemesis, F: "pause", Phase: history.Heal, Nodes: nodes, Value: "pause " + name, Sent: heal - 5*ms, Time: heal},
 	}
-	for n, node := range r.names {
-		for sent := at + rng.Int64N(iv); sent < end; {
-			e := history.Event{Type: history.Leader, Node: node, Sent: sent, Time: sent + ms}
-			if n == leader && sent < heal {
-				if e.Time = heal + ms; e.Time > sent+silence*iv {
-					e.Time, e.Error = sent+silence*iv, "no answer: timeout"
+	if r.watches != nil {
+		r.pushTail(rng, &tail, fault{node: leader, pause: true, at: at, heal: heal}, end)
+	} else {
+		for n, node := range r.names {
+			for sent := at + rng.Int64N(iv); sent < end; {
+				e := history.Event{Type: history.Leader, Node: node, Sent: sent, Time: sent + ms}
+				if n == leader && sent < heal {
+					if e.Time = heal + ms; e.Time > sent+silence*iv {
+						e.Time, e.Error = sent+silence*iv, "no answer: timeout"
+					}
 				}
+				tail = append(tail, e)
+				sent = max(sent+iv, e.Time)
 			}
-			tail = append(tail, e)
-			sent = max(sent+iv, e.Time)
 		}
 	}
 	r.History = append(r.History, sortByTime(tail)...)
@@ -422,4 +458,162 @@ func (r *Run) noRecovery(rng *rand.Rand) []int64 {
 		}
 	}
 	return []int64{int64(healAt)}
+}
+
+// pushTail plays every node's watch on from at least f.at to end, after
+// the run: the last leader is frozen by f and wakes up as a follower that
+// knows no leader, the others follow on as they did.
+func (r *Run) pushTail(rng *rand.Rand, tail *[]history.Event, f fault, end int64) {
+	lead := r.watches[f.node].v
+	p := &pusher{
+		rng: rng, iv: int64(r.Config.Interval), names: r.names,
+		emit: func(e history.Event) { *tail = append(*tail, e) },
+		view: func(n int, at int64) view {
+			switch {
+			case n != f.node:
+				return r.watches[n].v
+			case at < f.heal:
+				return lead
+			}
+			return view{}
+		},
+		changes: []int64{f.heal},
+		frozen: func(n int, at int64) (fault, bool) {
+			return f, n == f.node && at >= f.at && at < f.heal
+		},
+		stop: end,
+	}
+	for n := range r.watches {
+		// The first line is due after everything before the tail: a beat
+		// a little late.
+		p.follow(&r.watches[n], f.at+rng.Int64N(p.iv))
+	}
+}
+
+// shortOverlap keeps a partitioned old leader believing it leads for d, 5
+// to 40 ms and less than an interval, after its successor's first line as
+// leader, in a pushed run that keeps an exclusive promise. Its change of
+// belief moves: the last sample as leader to d - 1 ms after the
+// successor's election, the first as follower to d; the lines it pushed
+// in between say it still leads, and the writes it refused as not leader
+// meanwhile are removed. Nothing is added. The proof is the old leader's
+// last line as leader and the successor's first.
+func (r *Run) shortOverlap(rng *rand.Rand) ([]int64, error) {
+	iv := int64(r.Config.Interval)
+	most := min(40*ms, iv-ms)
+	if r.watches == nil || r.Config.Overlap > 0 || most < 5*ms {
+		return nil, ErrNoRoom
+	}
+	var cands []int
+	for k, f := range r.faults {
+		if !f.pause && r.terms[k].end < r.terms[k+1].start {
+			cands = append(cands, k)
+		}
+	}
+	k, err := pick(rng, cands)
+	if err != nil {
+		return nil, err
+	}
+	a, b := r.terms[k], r.terms[k+1]
+	wa := &r.watches[a.node]
+	nameA, nameB := r.names[a.node], r.names[b.node]
+	stepDown := b.start + 5*ms + rng.Int64N(most-5*ms+1)
+	h := r.History
+
+	// The old leader's last line as leader, and its lines after it until
+	// it steps down now; the successor's first line as leader.
+	last, first := -1, -1
+	for i := range h {
+		e := &h[i]
+		switch {
+		case !pushedLine(e):
+		case e.Node == nameA && e.IsLeader && e.Token == a.token:
+			last = i
+		case e.Node == nameB && e.IsLeader && e.Token == b.token && first < 0:
+			first = i
+		}
+	}
+	if last < 0 || first < 0 {
+		return nil, ErrNoRoom
+	}
+	var moved []int
+	for i := last + 1; i < len(h); i++ {
+		e := &h[i]
+		if e.Node != nameA || e.Type != history.Leader {
+			continue
+		}
+		if !pushedLine(e) || e.Sent != h[last].Sent {
+			return nil, ErrNoRoom // the stream ended: not a partition
+		}
+		t := wa.trueTime(e.At)
+		if t > stepDown {
+			break
+		}
+		if t == stepDown || t == stepDown-ms {
+			return nil, ErrNoRoom // a line in the way
+		}
+		moved = append(moved, i)
+	}
+	if len(moved) == 0 {
+		return nil, ErrNoRoom
+	}
+	sent := h[last].Sent
+	retime := func(e *history.Event, t int64) {
+		e.At, e.Time = t+wa.off, t+50*us+rng.Int64N(450*us+1)
+	}
+	retime(&h[last], stepDown-ms)
+	for _, i := range moved[1:] {
+		h[i].IsLeader, h[i].Token, h[i].LeaderID = true, a.token, nameA
+	}
+	off := &h[moved[0]]
+	retime(off, stepDown)
+	off.LeaderID = r.leaderAt(stepDown)
+
+	// The writes it refused as not leader meanwhile, and their invokes.
+	drop := map[int]bool{}
+	open := map[int]int{}
+	for i := range h {
+		e := &h[i]
+		if e.Type == history.Invoke {
+			open[e.Process] = i
+		}
+		if inv, ok := open[e.Process]; ok && e.Node == nameA && e.Type == history.Fail && e.Error == "not-leader" && e.Time > a.end && e.Time <= stepDown+2*ms {
+			drop[i], drop[inv] = true, true
+		}
+	}
+	kept := h[:0]
+	for i := range h {
+		if !drop[i] {
+			kept = append(kept, h[i])
+		}
+	}
+	// The stream's lines in At order, which a stream delivers them in.
+	var slots []int
+	var lines []history.Event
+	for i := range kept {
+		if e := &kept[i]; e.Node == nameA && pushedLine(e) && e.Sent == sent {
+			slots, lines = append(slots, i), append(lines, *e)
+		}
+	}
+	slices.SortFunc(lines, func(x, y history.Event) int { return cmp.Compare(x.At, y.At) })
+	var arrived int64
+	for j, i := range slots {
+		kept[i] = lines[j]
+		kept[i].Time = max(kept[i].Time, arrived)
+		arrived = kept[i].Time
+	}
+	r.History = sortByTime(slices.Clip(kept))
+
+	proof := []int64{-1, -1}
+	for i := range r.History {
+		e := &r.History[i]
+		switch {
+		case !pushedLine(e):
+		case e.Node == nameA && e.IsLeader && e.Token == a.token:
+			proof[0] = e.Index
+		case e.Node == nameB && e.IsLeader && e.Token == b.token && proof[1] < 0:
+			proof[1] = e.Index
+		}
+	}
+	return proof, nil
 }

@@ -1,12 +1,14 @@
 // Package synth generates realistic histories of any size from a reference model, and plants known violations in them.
 //
 // The model is a timeline of leaderships, each ended by a fault on its
-// leader; every node is polled for its belief, and client processes read
-// and write a strict fenced resource through the nodes. Operations take
-// effect at a linearization point inside their invoke and completion, in
-// the order a real resource would decide them, so a generated run is
-// correct for every checker: no duplicate or regressing token, overlaps
-// within Config.Bound, no stale token accepted, linearizable, and a single
+// leader; every node is polled for its belief (or, with Config.Push,
+// pushes it on a watch stream, as nodes that serve GET /leader/watch do),
+// and client processes read and write a strict fenced resource through
+// the nodes. Operations take effect at a linearization point inside their
+// invoke and completion, in the order a real resource would decide them,
+// so a generated run is correct for every checker: no duplicate or
+// regressing token, overlaps within Config.Bound (none at all in a pushed
+// run with Overlap 0), no stale token accepted, linearizable, and a single
 // leader soon after the final heal.
 //
 // The package depends on history only, so the checkers' own tests can use it.
@@ -50,7 +52,8 @@ type Config struct {
 	// Gap is the longest election: from the fault to the new leader. An old
 	// leader that steps down before leaves the cluster leaderless.
 	Gap time.Duration
-	// Interval is how often every node is polled for its belief.
+	// Interval is how often every node is polled for its belief, or, with
+	// Push, how often it pushes a belief that has not changed (a beat).
 	Interval time.Duration
 	// OpTimeout is when a client gives up on an operation: it ends info.
 	OpTimeout time.Duration
@@ -61,12 +64,24 @@ type Config struct {
 	// Recovery is the recovery timeout the run is judged by: an injected
 	// NoRecovery stays leaderless longer than that after its heal.
 	Recovery time.Duration
+	// Push has every node push its beliefs on a watch stream instead of
+	// being polled: a line at once, one every Interval while its belief
+	// holds, and at every change the last sample of the old belief and
+	// the first of the new, 1 ms apart, each stamped on the node's own
+	// monotonic clock. A frozen node sends nothing; the observer gives up
+	// on a stream silent for 20 intervals or a second, whichever is
+	// longer, and opens another (workloads.Observer). A partitioned
+	// leader that steps down before its successor is elected does so at
+	// least 3 ms before, so with Overlap 0 no two nodes ever lead at once,
+	// clearly more than the lines' dating apart, and the run keeps an
+	// exclusive promise.
+	Push bool
 }
 
 // Default is a run like the CLI's defaults: 5 nodes, 10 processes asking
 // 100 operations a second on 5 keys, a quarter of them reads, every node
-// polled every 50 ms, and a new leader every 5 s or so: about 300 events a
-// second.
+// polled every 50 ms (not pushed), and a new leader every 5 s or so: about
+// 300 events a second.
 func Default() Config {
 	return Config{
 		Seed:      1,
@@ -117,6 +132,7 @@ type Run struct {
 	Config   Config
 
 	names    []string
+	watches  []watch  // per node, with Push: its clock and open stream at the end
 	terms    []term   // in start order; each but the last ends with faults[k]
 	byNode   [][]term // the same, per node
 	faults   []fault  // in time order, never two at once
@@ -195,7 +211,11 @@ func Generate(cfg Config) (*Run, error) {
 	perSecond := float64(cfg.Nodes)/cfg.Interval.Seconds() + 2*float64(cfg.Processes)/cycle
 	g.end = int64(float64(cfg.Events) / perSecond * 1e9)
 	g.timeline()
-	g.observe()
+	if cfg.Push {
+		g.push()
+	} else {
+		g.observe()
+	}
 	g.nemesis()
 	g.clients()
 	g.resource()
@@ -235,6 +255,11 @@ func (g *gen) timeline() {
 			// successor is elected (a leaderless gap) or after (an overlap);
 			// the heal comes later, or it would hear of the new term at once.
 			end = next + g.between(-elect, int64(c.Overlap))
+			if c.Push && end > next-3*ms && end <= next {
+				// Pushed lines date a handover to within a millisecond or
+				// so: a leader that steps down first does so clearly first.
+				end = max(f.at, next-3*ms)
+			}
 			f.heal = max(next, end) + g.between(200*ms, int64(time.Second))
 		}
 		if max(f.heal, end)+quiet > g.end {
@@ -280,13 +305,19 @@ func (r *Run) termAt(at int64) int {
 
 // paused says whether node is frozen at time at, and until when.
 func (r *Run) paused(node int, at int64) (int64, bool) {
+	f, ok := r.pauseAt(node, at)
+	return f.heal, ok
+}
+
+// pauseAt is the pause node is frozen in at time at, if it is.
+func (r *Run) pauseAt(node int, at int64) (fault, bool) {
 	i := sort.Search(len(r.faults), func(i int) bool { return r.faults[i].at > at }) - 1
 	if i >= 0 {
 		if f := r.faults[i]; f.pause && f.node == node && at < f.heal {
-			return f.heal, true
+			return f, true
 		}
 	}
-	return 0, false
+	return fault{}, false
 }
 
 // observe polls every node like the observer: every interval, or at once

@@ -2,8 +2,10 @@ package synth
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -118,12 +120,17 @@ func checkResource(t *testing.T, r *Run) {
 }
 
 func TestDeterministic(t *testing.T) {
-	a, b := generate(t, sized(3, 5_000)), generate(t, sized(3, 5_000))
-	if !reflect.DeepEqual(a, b) {
-		t.Error("one seed, two runs")
-	}
-	if c := generate(t, sized(4, 5_000)); reflect.DeepEqual(a.History, c.History) {
-		t.Error("two seeds, one run")
+	for _, push := range []bool{false, true} {
+		c := sized(3, 5_000)
+		c.Push = push
+		a, b := generate(t, c), generate(t, c)
+		if !reflect.DeepEqual(a, b) {
+			t.Errorf("push %v: one seed, two runs", push)
+		}
+		c.Seed = 4
+		if d := generate(t, c); reflect.DeepEqual(a.History, d.History) {
+			t.Errorf("push %v: two seeds, one run", push)
+		}
 	}
 }
 
@@ -176,6 +183,9 @@ func TestInject(t *testing.T) {
 		for seed := range uint64(3) {
 			c := sized(seed, 10_000)
 			c.Term = 2 * time.Second // leaders enough for each kind to find a place
+			if k == ShortOverlap {
+				c.Push, c.Overlap = true, 0 // its only runs
+			}
 			r := generate(t, c)
 			p, err := r.Inject(k, rand.New(rand.NewPCG(seed, 9)))
 			if err != nil {
@@ -198,6 +208,144 @@ func TestInject(t *testing.T) {
 	r := generate(t, sized(1, 5_000))
 	if _, err := r.Inject("bogus", rand.New(rand.NewPCG(1, 1))); err == nil || errors.Is(err, ErrNoRoom) {
 		t.Errorf("an unknown kind: %v", err)
+	}
+	// ShortOverlap needs pushed lines and an exclusive promise.
+	pushed := sized(1, 5_000)
+	pushed.Push = true
+	for _, c := range []Config{sized(1, 5_000), pushed} {
+		if _, err := generate(t, c).Inject(ShortOverlap, rand.New(rand.NewPCG(1, 1))); !errors.Is(err, ErrNoRoom) {
+			t.Errorf("short overlap, push %v, overlap %v: %v", c.Push, c.Overlap, err)
+		}
+	}
+}
+
+// TestPushed: in a pushed run every node's lines are one clock's, each
+// stream's in order and none sampled while its node was frozen; long
+// pauses cut streams; without overlap no window is found and the run keeps
+// an exclusive promise, and with it every window is within the bound.
+func TestPushed(t *testing.T) {
+	for _, gap := range []time.Duration{
+		0,                      // overlap
+		500 * time.Millisecond, // no overlap
+		20 * time.Millisecond,  // no overlap, handovers within milliseconds
+	} {
+		c := sized(2, 60_000)
+		c.Push = true
+		if gap > 0 {
+			c.Overlap, c.Gap = 0, gap
+		}
+		overlap := c.Overlap
+		r := generate(t, c)
+		checkHistory(t, r.History)
+		checkResource(t, r)
+		// Pauses outlast the observer's patience only after slow elections.
+		checkStreams(t, r, gap != 20*time.Millisecond)
+
+		p := checkers.Promise{Kind: checkers.Exclusive}
+		if overlap > 0 {
+			p = checkers.Promise{Kind: checkers.OverlapBound, Bound: c.Bound}
+		}
+		in := checkers.Input{History: r.History, Resource: r.Resource, ObserveInterval: c.Interval, Promise: p}
+		rep := checkers.Run(in, checkers.All(checkers.Options{}))
+		for name, res := range rep.Checkers {
+			if res.Valid != checkers.Valid {
+				t.Errorf("gap %v: %s: %v: %s %+v", gap, name, res.Valid, res.Note, res.Violations)
+			}
+		}
+		ov := rep.Checkers["leader-overlap"].Figures
+		if overlap == 0 && ov["windows"] > 0 || overlap > 0 && (ov["windows"] == 0 || ov["longest_s"] > overlap.Seconds()) {
+			t.Errorf("gap %v: leader-overlap %v", gap, ov)
+		}
+		if overlap == 0 {
+			checkHandovers(t, r)
+		}
+		tight := 0 // leaders that stepped down just in time
+		for k, f := range r.faults {
+			if !f.pause && r.terms[k+1].start-r.terms[k].end == 3*ms {
+				tight++
+			}
+		}
+		if gap == 20*time.Millisecond && tight == 0 {
+			t.Error("no leader stepped down at the last moment")
+		}
+	}
+}
+
+// checkHandovers checks that in a run without overlap every old leader's
+// last line as leader and its successor's first are at least 2 ms apart
+// however the checkers date them: each line between the latest request
+// of its node's streams and the earliest arrival, on its node's clock.
+func checkHandovers(t *testing.T, r *Run) {
+	t.Helper()
+	type dating struct{ lo, hi int64 }
+	clocks := map[string]dating{}
+	last := map[int64]history.Event{}  // token -> its leader's last line
+	first := map[int64]history.Event{} // token -> its leader's first line
+	for _, e := range r.History {
+		if e.Type != history.Leader || e.Error != "" {
+			continue
+		}
+		d, ok := clocks[e.Node]
+		if !ok {
+			d = dating{math.MinInt64, math.MaxInt64}
+		}
+		clocks[e.Node] = dating{max(d.lo, e.Sent-e.At), min(d.hi, e.Time-e.At)}
+		if e.IsLeader {
+			if _, ok := first[e.Token]; !ok {
+				first[e.Token] = e
+			}
+			last[e.Token] = e
+		}
+	}
+	for k := range r.faults {
+		a, b := last[r.terms[k].token], first[r.terms[k+1].token]
+		late, early := a.At+clocks[a.Node].hi, b.At+clocks[b.Node].lo
+		if early-late < 2*ms {
+			t.Errorf("handover %d: %s's last line as leader (%d) is dated to %d at the latest, %s's first (%d) to %d at the earliest",
+				k, a.Node, a.Index, late, b.Node, b.Index, early)
+		}
+	}
+}
+
+// checkStreams checks a pushed run's lines, and that some stream was cut
+// if cut.
+func checkStreams(t *testing.T, r *Run, cut bool) {
+	t.Helper()
+	type stream struct {
+		node string
+		sent int64
+	}
+	last := map[stream]history.Event{}
+	boots := map[string]int64{}
+	var silent, lines int
+	for _, e := range r.History {
+		switch {
+		case e.Type != history.Leader:
+			continue
+		case e.Error != "":
+			silent++
+			continue
+		case e.At <= 0 || e.Boot == 0:
+			t.Fatalf("a polled observation in a pushed run: %+v", e)
+		}
+		lines++
+		w := r.watchOf(e.Node)
+		if b, ok := boots[e.Node]; ok && b != e.Boot || e.Boot != w.boot {
+			t.Fatalf("line %d: boot %d, want %d", e.Index, e.Boot, w.boot)
+		}
+		boots[e.Node] = e.Boot
+		at := w.trueTime(e.At)
+		if _, frozen := r.paused(slices.Index(r.names, e.Node), at); frozen || at < e.Sent || at+50*us > e.Time {
+			t.Fatalf("line %d sampled at %d (frozen: %v), not between its request and arrival", e.Index, at, frozen)
+		}
+		k := stream{e.Node, e.Sent}
+		if prev, ok := last[k]; ok && prev.At >= e.At {
+			t.Fatalf("line %d goes back on its node's clock", e.Index)
+		}
+		last[k] = e
+	}
+	if cut && (len(last) <= len(r.names) || silent == 0) || lines < len(r.History)/4 {
+		t.Errorf("%d streams, %d silences, %d lines: want many lines, and a stream cut by a long pause: %v", len(last), silent, lines, cut)
 	}
 }
 

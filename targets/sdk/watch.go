@@ -1,12 +1,17 @@
 package sdk
 
 import (
+	"bytes"
 	"encoding/json"
+	"hash/fnv"
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // WatchPath is the node API's stream of beliefs: GET it, with ?every= a
@@ -23,9 +28,8 @@ const WatchPath = "/leader/watch"
 type WatchLine struct {
 	Leadership
 	At int64 `json:"at"`
-	// Boot is a number fixed for the life of the node's process: lines
-	// with the same Boot read the same clock, so the harness dates every
-	// stream of one process together.
+	// Boot names the clock At reads: lines with the same Boot, from any
+	// node, read the same clock, so the harness dates them together.
 	Boot int64 `json:"boot"`
 }
 
@@ -46,15 +50,31 @@ const samplePeriod = time.Millisecond
 // dropped from its middle.
 const watchQueue = 256
 
-// processStart is the origin of the watch clock. Durations since it are
-// read from Go's monotonic clock, which no clock fault reaches: libfaketime
+// The watch clock is the kernel's CLOCK_MONOTONIC, and its Boot the
+// kernel's boot id: every container on one host reads the same clock, so
+// the harness dates the lines of all of them together, to within the
+// quickest of their round trips. No clock fault reaches it: libfaketime
 // cannot touch a Go program, and the SDK's skewed Clock is a wall clock.
-var processStart = time.Now()
+// Where either cannot be read, the clock is Go's monotonic one from this
+// process's start, with a Boot of this process's own.
+var watchClock, boot = chooseWatchClock()
 
-func watchClock() int64 { return max(1, int64(time.Since(processStart))) }
-
-// boot names this process's watch clock.
-var boot = rand.Int64N(math.MaxInt64) + 1
+func chooseWatchClock() (func() int64, int64) {
+	id, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	id = bytes.TrimSpace(id)
+	var ts unix.Timespec
+	if err == nil && len(id) > 0 && unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts) == nil {
+		h := fnv.New64a()
+		h.Write(id)
+		return func() int64 {
+			var ts unix.Timespec
+			_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+			return ts.Nano()
+		}, int64(h.Sum64()>>1) | 1
+	}
+	start := time.Now()
+	return func() int64 { return max(1, int64(time.Since(start))) }, rand.Int64N(math.MaxInt64) | 1
+}
 
 // feed samples an Elector's belief while someone watches it, and queues
 // each watcher its lines. Every sample is taken, and every line queued,
