@@ -62,24 +62,26 @@ func synthetic(n int) Input {
 // benchmarks in a row use the same million events.
 var lastInput struct {
 	n, keys int
+	push    bool
 	in      Input
 }
 
-// benchInput is a default synthetic run of about n events on keys keys.
-func benchInput(b *testing.B, n, keys int) Input {
+// benchInput is a default synthetic run of about n events on keys keys,
+// whose nodes push their beliefs if push, or are polled.
+func benchInput(b *testing.B, n, keys int, push bool) Input {
 	b.Helper()
-	if lastInput.n == n && lastInput.keys == keys {
+	if lastInput.n == n && lastInput.keys == keys && lastInput.push == push {
 		return lastInput.in
 	}
 	lastInput.in = Input{} // let the previous one go before making the next
 	runtime.GC()
 	c := synth.Default()
-	c.Events, c.Keys = n, keys
+	c.Events, c.Keys, c.Push = n, keys, push
 	r, err := synth.Generate(c)
 	if err != nil {
 		b.Fatal(err)
 	}
-	lastInput.n, lastInput.keys, lastInput.in = n, keys, synthInput(r)
+	lastInput.n, lastInput.keys, lastInput.push, lastInput.in = n, keys, push, synthInput(r)
 	return lastInput.in
 }
 
@@ -130,11 +132,18 @@ func sizeName(n int) string {
 
 // BenchmarkSafetyOverlapStale runs the three checkers that read every
 // event, together as Run does. Target: a million events in under 2 s on
-// 2 cores.
+// 2 cores; "pushed" is the same with every node's beliefs pushed.
 func BenchmarkSafetyOverlapStale(b *testing.B) {
-	for _, n := range []int{10_000, 100_000, 1_000_000} {
-		b.Run(sizeName(n), func(b *testing.B) {
-			in := benchInput(b, n, synth.Default().Keys)
+	for _, tc := range []struct {
+		n    int
+		push bool
+	}{{10_000, false}, {100_000, false}, {1_000_000, false}, {1_000_000, true}} {
+		name := sizeName(tc.n)
+		if tc.push {
+			name += "-pushed"
+		}
+		b.Run(name, func(b *testing.B) {
+			in := benchInput(b, tc.n, synth.Default().Keys, tc.push)
 			cs := All(Options{})[:3]
 			var rep Report
 			measure(b, len(in.History), func() { rep = Run(in, cs) })
@@ -156,7 +165,7 @@ const eventsPerCheckedOp = 9
 func BenchmarkLinearizable(b *testing.B) {
 	for _, ops := range []int{10_000, 100_000} {
 		b.Run(sizeName(ops)+"-ops", func(b *testing.B) {
-			in := benchInput(b, ops*eventsPerCheckedOp, 100)
+			in := benchInput(b, ops*eventsPerCheckedOp, 100, false)
 			check := Linearizable(DefaultCheckTimeout)
 			var r Result
 			measure(b, len(in.History), func() { r = check(in) })
@@ -174,6 +183,6 @@ func BenchmarkStaleToken(b *testing.B)     { benchOne(b, StaleToken) }
 
 // benchOne runs one checker over a million events.
 func benchOne(b *testing.B, check func(Input) Result) {
-	in := benchInput(b, 1_000_000, synth.Default().Keys)
+	in := benchInput(b, 1_000_000, synth.Default().Keys, false)
 	measure(b, len(in.History), func() { check(in) })
 }
