@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/splitbrain/splitbrain/history"
@@ -105,8 +107,13 @@ func (o *Observer) watch(ctx context.Context, node string) error {
 	quiet := time.AfterFunc(silence, cancel)
 	defer quiet.Stop()
 
+	// Sent is when the connection was ready, past its dial and before the
+	// request was written: no line can have been made earlier, and the
+	// later it is, the more exactly the lines are dated.
+	var ready atomic.Int64
+	trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { ready.Store(o.rec.Now()) }}
 	sent := o.rec.Now()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+sdk.WatchPath+"?every="+o.interval.String(), nil)
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodGet, base+sdk.WatchPath+"?every="+o.interval.String(), nil)
 	if err != nil {
 		return err
 	}
@@ -115,6 +122,7 @@ func (o *Observer) watch(ctx context.Context, node string) error {
 		return err
 	}
 	defer resp.Body.Close()
+	sent = max(sent, ready.Load())
 	switch resp.StatusCode {
 	case http.StatusOK:
 	case http.StatusNotFound, http.StatusMethodNotAllowed:
