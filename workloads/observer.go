@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptrace"
 	"sync"
@@ -42,8 +43,15 @@ func NewObserver(cluster Cluster, rec *history.Recorder, interval time.Duration)
 		// nothing; the next poll tries again.
 		http: &http.Client{Timeout: 4 * interval, Transport: &http.Transport{MaxIdleConnsPerHost: 2}},
 		// A watch lasts as long as its node answers; only its start is
-		// bounded here, and the silence between lines by watch.
-		streams: &http.Client{Transport: &http.Transport{ResponseHeaderTimeout: 4 * interval, DisableKeepAlives: true}},
+		// bounded here, and the silence between lines by watch. A killed
+		// node's address answers nothing at all: a short dial finds its
+		// restart within a few intervals, and with it the beliefs it
+		// starts with.
+		streams: &http.Client{Transport: &http.Transport{
+			DialContext:           (&net.Dialer{Timeout: 4 * interval}).DialContext,
+			ResponseHeaderTimeout: 4 * interval,
+			DisableKeepAlives:     true,
+		}},
 		latest:  map[string]history.Event{},
 	}
 }
