@@ -52,7 +52,7 @@ func NewObserver(cluster Cluster, rec *history.Recorder, interval time.Duration)
 			ResponseHeaderTimeout: 4 * interval,
 			DisableKeepAlives:     true,
 		}},
-		latest:  map[string]history.Event{},
+		latest: map[string]history.Event{},
 	}
 }
 
