@@ -10,8 +10,6 @@ import (
 	"os"
 	"sync"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // WatchPath is the node API's stream of beliefs: GET it, with ?every= a
@@ -62,14 +60,12 @@ var watchClock, boot = chooseWatchClock()
 func chooseWatchClock() (func() int64, int64) {
 	id, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
 	id = bytes.TrimSpace(id)
-	var ts unix.Timespec
-	if err == nil && len(id) > 0 && unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts) == nil {
+	if _, ok := kernelMonotonic(); ok && err == nil && len(id) > 0 {
 		h := fnv.New64a()
 		h.Write(id)
 		return func() int64 {
-			var ts unix.Timespec
-			_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
-			return ts.Nano()
+			ns, _ := kernelMonotonic()
+			return ns
 		}, int64(h.Sum64()>>1) | 1
 	}
 	start := time.Now()

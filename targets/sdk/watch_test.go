@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -148,5 +149,23 @@ func TestWatchRefusals(t *testing.T) {
 				t.Errorf("status %d, want %d", resp.StatusCode, tc.status)
 			}
 		})
+	}
+}
+
+// On Linux the watch reads the kernel's monotonic clock, which runs with
+// Go's own.
+func TestKernelMonotonic(t *testing.T) {
+	a, ok := kernelMonotonic()
+	if runtime.GOOS != "linux" {
+		if ok {
+			t.Fatal("a kernel clock outside Linux")
+		}
+		return
+	}
+	start := time.Now()
+	time.Sleep(20 * time.Millisecond)
+	b, ok := kernelMonotonic()
+	if !ok || a <= 0 || b-a < int64(time.Since(start))-int64(time.Millisecond) {
+		t.Errorf("kernel clock %d then %d over %v", a, b, time.Since(start))
 	}
 }
