@@ -46,8 +46,9 @@ type Input struct {
 	History  []history.Event    // history.jsonl, in index order
 	Resource []history.Decision // resource.jsonl: ground truth about writes
 	Promise  Promise            // what the target promises about overlap
-	// ObserveInterval is how often the leader of every node was polled: the
-	// precision of anything measured from leader observations.
+	// ObserveInterval is how often the leader of every node was polled, or
+	// pushed its unchanged belief: the precision of anything measured from
+	// polled observations, and the beat of pushed ones.
 	ObserveInterval time.Duration
 }
 
