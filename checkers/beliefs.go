@@ -93,11 +93,13 @@ type Overlap struct {
 // last is never counted.
 //
 // A node that pushed its beliefs (see watchClocks) is judged by its
-// lines alone: each dates a belief on the node's own clock, and the node
+// lines: each dates a belief on the node's own clock, and the node
 // promised a line at every change, so its belief held between two lines
 // that show it, unless they are more than four beats apart (the node was
 // frozen or starved: that gap proves nothing, as silence). Between two
-// lines that differ it is not known which held. Its writes add nothing.
+// lines that differ it is not known which held. Its writes as leader are
+// single proofs, each held at some instant of the write, kept where its
+// lines do not already make its belief certain (see unexplained).
 //
 // Leaderless spans are where no interval was open. Overlaps are judged on
 // what is certain (Interval.held): the spans in which two nodes' beliefs
@@ -286,6 +288,7 @@ func beliefIntervals(h []history.Event, every time.Duration) (b Beliefs, end int
 	b.Watched = len(watched)
 	lines := map[stream]*watchLine{}
 	var order []*watchLine // lines' streams, as first heard from
+	var writes []Interval  // watched nodes' writes as leader
 	ops := opTracker{}
 	for i := range h {
 		e := &h[i]
@@ -304,7 +307,16 @@ func beliefIntervals(h []history.Event, every time.Duration) (b Beliefs, end int
 			continue
 		}
 		bel := beliefOf(h, i, inv)
-		if bel == noBelief || watched[e.Node] {
+		if bel == noBelief {
+			continue
+		}
+		if watched[e.Node] {
+			// A watched node's write as leader is a single proof, bridged
+			// to nothing: its stream, not its writes, tells its silences.
+			if bel == leads {
+				asked, _ := span(h, i, inv, clocks)
+				writes = append(writes, Interval{Span: Span{e.Time, e.Time}, Asked: asked, Node: id(e.Node), Token: e.Token, First: i, Last: i})
+			}
 			continue
 		}
 		n := id(e.Node)
@@ -341,7 +353,39 @@ func beliefIntervals(h []history.Event, every time.Duration) (b Beliefs, end int
 			b.Intervals = append(b.Intervals, w.cur)
 		}
 	}
+	b.Intervals = append(b.Intervals, unexplained(b.Intervals, writes, len(b.Nodes))...)
 	return b, end
+}
+
+// unexplained are the writes that prove more than their node's pushed
+// beliefs do: those that fall outside every interval in which its lines
+// make its belief certain. A leader woken from a freeze that answers the
+// writes queued meanwhile, and steps down a millisecond later, shows its
+// belief in those writes more surely than in lines that close.
+func unexplained(ivs, writes []Interval, nodes int) []Interval {
+	held := make([][]Span, nodes)
+	for i := range ivs {
+		if s, ok := ivs[i].held(); ok {
+			held[ivs[i].Node] = append(held[ivs[i].Node], s)
+		}
+	}
+	for _, h := range held {
+		slices.SortFunc(h, func(a, b Span) int { return cmp.Compare(a.Start, b.Start) })
+	}
+	var out []Interval
+	for _, w := range writes {
+		own := held[w.Node]
+		// The latest span to start by the write's earliest instant is the
+		// only one of the node's (which do not overlap) that can hold it.
+		k, _ := slices.BinarySearchFunc(own, min(w.Asked, w.Start), func(s Span, t int64) int {
+			return cmp.Or(cmp.Compare(s.Start, t), -1)
+		})
+		if k > 0 && own[k-1].End >= w.Start && own[k-1].Start <= min(w.Asked, w.Start) {
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
 }
 
 // sameToken says whether a proof with token continues iv, and takes the
