@@ -39,7 +39,7 @@ unit:
 run: build
 	./$(BIN) run $(RUNARGS)
 
-# The expected verdicts of targets/catalogue.yaml, every row once (about 21
+# The expected verdicts of targets/catalogue.yaml, every row once (about 50
 # minutes; TARGET=bully for one target's rows): fails when a verdict differs.
 catalogue: build
 	./$(BIN) catalogue $(if $(TARGET),--target $(TARGET))
