@@ -265,32 +265,3 @@ func TestContainerDownAtTheEnd(t *testing.T) {
 		t.Errorf("notes %q: want one that starts %q", out.Info.Notes, want)
 	}
 }
-
-// A coordinator frozen and woken beside the one elected meanwhile leads on
-// only until their announcements cross: milliseconds, which a poll every
-// 50 ms mostly misses. Bully nodes push their beliefs, and judged by the
-// seeds' claim (exclusive) that overlap must be found, with every node
-// watched.
-func TestShortOverlapsAreSeen(t *testing.T) {
-	cfg := testConfig(t)
-	cfg.Target = "bully"
-	cfg.Promise = "exclusive"
-	cfg.Nemesis = []string{"pause-leader"}
-	// Two pauses of the coordinator, at 4 s and 8 s, for 2 s each.
-	cfg.NemesisInterval, cfg.TimeLimit = 4*time.Second, 11*time.Second
-	out, err := harness.Run(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	assertNothingLeft(t, out.Info.ID)
-	lo := out.Report.Checkers["leader-overlap"]
-	if lo.Valid != checkers.Invalid || len(lo.Violations) == 0 {
-		t.Fatalf("leader-overlap %v: %s", lo.Valid, lo.Note)
-	}
-	if !strings.Contains(lo.Note, "every node pushed its beliefs") {
-		t.Errorf("note %q: want every node watched", lo.Note)
-	}
-	if got := out.Report.Checkers["stale-token"].Valid; got != checkers.Valid {
-		t.Errorf("stale-token %v under the strict fence", got)
-	}
-}
