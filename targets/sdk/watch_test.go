@@ -6,28 +6,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
-	"sync"
 	"testing"
 	"time"
 )
-
-// switchable is an elector whose belief the test sets.
-type switchable struct {
-	mu sync.Mutex
-	l  Leadership
-}
-
-func (s *switchable) Leadership() Leadership {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.l
-}
-
-func (s *switchable) set(l Leadership) {
-	s.mu.Lock()
-	s.l = l
-	s.mu.Unlock()
-}
 
 // watchLines opens the watch of srv and returns its lines as they come.
 func watchLines(t *testing.T, url string) <-chan WatchLine {
@@ -82,7 +63,8 @@ func next(t *testing.T, lines <-chan WatchLine) WatchLine {
 // last sample and the new one's first, then a line a beat while nothing
 // changes, in the order of the node's clock.
 func TestWatchTellsEveryChange(t *testing.T) {
-	e := &switchable{l: Belief(false, "n2", 0)}
+	e := &snapshot{node: "n1"} // the belief an sdk.Node publishes
+	e.publish(Belief(false, "n2", 0))
 	srv := httptest.NewServer(NewServer(Env{Node: "n1"}, e).mux)
 	t.Cleanup(srv.Close) // after the watch's own cleanup hangs up
 	lines := watchLines(t, srv.URL)
@@ -91,7 +73,7 @@ func TestWatchTellsEveryChange(t *testing.T) {
 	if first.Node != "n1" || first.Leader || first.LeaderID != "n2" || first.At <= 0 {
 		t.Fatalf("first line %+v", first)
 	}
-	e.set(Belief(true, "n1", 5))
+	e.publish(Belief(true, "n1", 5))
 	prev := first
 	var old WatchLine
 	for l := next(t, lines); ; l = next(t, lines) {
@@ -126,7 +108,7 @@ func TestWatchTellsEveryChange(t *testing.T) {
 // A beat out of bounds is refused; a Polled node serves no watch, so the
 // harness knows to poll it.
 func TestWatchRefusals(t *testing.T) {
-	e := &switchable{}
+	e := &snapshot{node: "n1"}
 	for _, tc := range []struct {
 		name   string
 		opts   []Option
