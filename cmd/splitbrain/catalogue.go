@@ -25,6 +25,7 @@ func catalogueCmd(ctx context.Context, args []string) (int, error) {
 	file := fs.String("file", "", "the catalogue (default targets/catalogue.yaml)")
 	target := fs.String("target", "", "only this target's rows")
 	family := fs.String("family", "", "only this family's rows")
+	expect := fs.String("expect", "", "only the rows expecting this verdict (valid or invalid)")
 	runs := fs.Int("runs", 1, "runs per row, with seeds seed, seed+1, ...")
 	seed := fs.Uint64("seed", 0, "first seed of every row instead of its own")
 	timeLimit := fs.Duration("time-limit", 0, "time limit of every run instead of its row's")
@@ -32,6 +33,9 @@ func catalogueCmd(ctx context.Context, args []string) (int, error) {
 	table := fs.Bool("table", false, "print the catalogue as targets/README.md's table, run nothing")
 	if err := parse(fs, args); err != nil {
 		return 0, err
+	}
+	if *expect != "" && *expect != "valid" && *expect != "invalid" {
+		return 0, badInput("catalogue: --expect must be valid or invalid, not %q", *expect)
 	}
 	if *runs < 1 {
 		return 0, badInput("catalogue: --runs must be at least 1, not %d", *runs)
@@ -61,7 +65,7 @@ func catalogueCmd(ctx context.Context, args []string) (int, error) {
 	}
 	var jobs []job
 	for _, r := range cat.Rows {
-		if (*target != "" && r.Target != *target) || (*family != "" && r.Family != *family) {
+		if (*target != "" && r.Target != *target) || (*family != "" && r.Family != *family) || (*expect != "" && r.Expect != *expect) {
 			continue
 		}
 		cfg := rowConfig(cat.Settings(r), r, root, *resultsDir)
@@ -75,7 +79,7 @@ func catalogueCmd(ctx context.Context, args []string) (int, error) {
 		jobs = append(jobs, job{r, cfg})
 	}
 	if len(jobs) == 0 {
-		return 0, badInput("catalogue: no row for target %q, family %q", *target, *family)
+		return 0, badInput("catalogue: no row for target %q, family %q, expect %q", *target, *family, *expect)
 	}
 
 	began := time.Now()
