@@ -39,9 +39,10 @@ type cluster struct {
 	docker   *Docker
 	network  string
 	port     int
-	leader   func() string   // the observer's view, set once it runs
-	clockDir string          // host folder with a subfolder per node, mounted into it
-	faketime *faketimeClocks // for targets whose clocks libfaketime skews; nil for the SDK's
+	leader   func() string       // the observer's view, set once it runs
+	view     func() nemesis.View // the same, node by node
+	clockDir string              // host folder with a subfolder per node, mounted into it
+	faketime *faketimeClocks     // for targets whose clocks libfaketime skews; nil for the SDK's
 
 	restartMu   sync.Mutex // see Restart
 	mu          sync.RWMutex
@@ -86,6 +87,13 @@ func (c *cluster) Leader() string {
 		return ""
 	}
 	return c.leader()
+}
+
+func (c *cluster) View() nemesis.View {
+	if c.view == nil {
+		return nil
+	}
+	return c.view()
 }
 
 func (c *cluster) Kill(ctx context.Context, node string) error {

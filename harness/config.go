@@ -25,11 +25,15 @@ type Config struct {
 	RepoRoot    string `json:"-"`
 	TargetsRoot string `json:"-"`
 
-	Nodes           int           `json:"nodes"`
-	TimeLimit       time.Duration `json:"time_limit"`
-	QuietPeriod     time.Duration `json:"quiet_period"` // after the final heal, workload only
-	Nemesis         []string      `json:"nemesis"`
-	NemesisInterval time.Duration `json:"nemesis_interval"`
+	Nodes       int           `json:"nodes"`
+	TimeLimit   time.Duration `json:"time_limit"`
+	QuietPeriod time.Duration `json:"quiet_period"` // after the final heal, workload only
+	Nemesis     []string      `json:"nemesis"`
+	// NemesisInterval, when set, injects a fault every interval and heals
+	// it half an interval later; zero paces the faults by the cluster:
+	// each struck once a single leader has settled, healed once the
+	// cluster reacted to it.
+	NemesisInterval time.Duration `json:"nemesis_interval,omitempty"`
 	Rate            float64       `json:"rate"`
 	Concurrency     int           `json:"concurrency"`
 	Keys            int           `json:"keys"`
@@ -52,7 +56,8 @@ type Config struct {
 }
 
 // DefaultConfig is a 5-node Raft run of 60 s at 100 ops/s with partitions,
-// pauses, kills and clock faults, against the strict resource.
+// pauses, kills and clock faults paced by the cluster, against the strict
+// resource.
 func DefaultConfig() Config {
 	return Config{
 		Target:          "raft",
@@ -62,7 +67,6 @@ func DefaultConfig() Config {
 		TimeLimit:       60 * time.Second,
 		QuietPeriod:     10 * time.Second,
 		Nemesis:         []string{"partition", "pause", "kill", "clock"},
-		NemesisInterval: 10 * time.Second,
 		Rate:            100,
 		Concurrency:     10,
 		Keys:            5,
@@ -107,7 +111,7 @@ func (c Config) Validate() error {
 		return badInput("--time-limit must be positive, not %s", c.TimeLimit)
 	case c.QuietPeriod < 0:
 		return badInput("--quiet-period must not be negative, not %s", c.QuietPeriod)
-	case c.NemesisInterval <= 0:
+	case c.NemesisInterval < 0:
 		return badInput("--nemesis-interval must be positive, not %s", c.NemesisInterval)
 	case c.Rate <= 0:
 		return badInput("--rate must be positive, not %g", c.Rate)

@@ -224,7 +224,7 @@ func TestFaultsTakeEffect(t *testing.T) {
 
 // The same seed gives the same schedule, and it is recorded for run.json.
 func TestSameSeedSameSchedule(t *testing.T) {
-	plan := func(seed uint64) []nemesis.Step {
+	plan := func(seed uint64) nemesis.Schedule {
 		cfg := DefaultConfig()
 		cfg.RepoRoot, cfg.TargetsRoot = "..", "../targets"
 		cfg.Nemesis = []string{"partition", "pause", "kill", "clock"}
@@ -233,13 +233,13 @@ func TestSameSeedSameSchedule(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(r.plan, r.info.Schedule) {
+		if !reflect.DeepEqual(r.schedule, r.info.Schedule) {
 			t.Fatal("run.json would not record the plan")
 		}
-		return r.plan
+		return r.schedule
 	}
 	a, b := plan(42), plan(42)
-	if len(a) == 0 || !reflect.DeepEqual(a, b) {
+	if len(a.Faults) == 0 || a.Pace == nil || !reflect.DeepEqual(a, b) {
 		t.Errorf("seed 42 gave %v then %v", a, b)
 	}
 	if reflect.DeepEqual(a, plan(43)) && reflect.DeepEqual(a, plan(44)) {

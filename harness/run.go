@@ -46,7 +46,7 @@ type run struct {
 	manifest targets.Manifest
 	promise  checkers.Promise
 	faults   []nemesis.Fault
-	plan     []nemesis.Step
+	schedule nemesis.Schedule
 	docker   *Docker
 	dir      string
 	info     results.Info
@@ -178,15 +178,18 @@ func prepare(cfg Config) (*run, error) {
 		notes = append(notes, fmt.Sprintf("%s reach nothing in target %s: its nodes read no clock that can be skewed (clock: %s in its %s), so they prove nothing here",
 			strings.Join(blind, ", "), m.Name, targets.ClockNone, targets.ManifestFile))
 	}
-	plan := nemesis.Plan(names, cfg.NemesisInterval, cfg.TimeLimit, cfg.Seed)
+	schedule := nemesis.Fixed(names, cfg.NemesisInterval, cfg.TimeLimit, cfg.Seed)
+	if cfg.NemesisInterval == 0 {
+		schedule = nemesis.Paced(names, paceOf(m, promise), cfg.TimeLimit, cfg.Seed)
+	}
 	if cfg.ResultsDir, err = filepath.Abs(cfg.ResultsDir); err != nil {
 		return nil, badInput("--results: %v", err)
 	}
 	cfg.Target = m.Name
 	return &run{
-		cfg: cfg, manifest: m, promise: promise, faults: faults, plan: plan,
+		cfg: cfg, manifest: m, promise: promise, faults: faults, schedule: schedule,
 		info: results.Info{
-			Schedule: plan,
+			Schedule: schedule,
 			Notes:    notes,
 			ID:       newRunID(m.Name),
 			Command:  cfg.Command,
@@ -200,6 +203,23 @@ func prepare(cfg Config) (*run, error) {
 			},
 		},
 	}, nil
+}
+
+// Paced faults: a single leader seen for settle makes the cluster ready,
+// and a fault the cluster reacted to is kept for linger beyond any overlap
+// the promise bounds, long enough for a new leader to write and for an
+// overlap to outlast the bound.
+const (
+	settle = time.Second
+	linger = time.Second
+)
+
+// paceOf paces the faults on target m, judged by promise p: each healed
+// once the target reacted, or after the reaction time its manifest
+// declares, and the next struck once the cluster settled, or after that
+// time again if it never does.
+func paceOf(m targets.Manifest, p checkers.Promise) nemesis.Pace {
+	return nemesis.Pace{Settle: settle, Wait: m.Reaction + settle, React: m.Reaction, Hold: p.Bound + linger}
 }
 
 // execute is the part of a run that holds containers; teardown always runs.
@@ -516,15 +536,26 @@ func (r *run) drive(ctx context.Context) error {
 	start := time.Now()
 
 	obs := workloads.NewObserver(r.cluster, rec, r.cfg.ObserveInterval)
+	fresh := 4 * r.cfg.ObserveInterval
 	r.cluster.leader = func() string {
-		n, _ := obs.Leader(4 * r.cfg.ObserveInterval)
+		n, _ := obs.Leader(fresh)
 		return n
+	}
+	r.cluster.view = func() nemesis.View {
+		v := nemesis.View{}
+		for n, leads := range obs.Beliefs(fresh) {
+			v[n] = nemesis.Follows
+			if leads {
+				v[n] = nemesis.Leads
+			}
+		}
+		return v
 	}
 	writer := workloads.NewWriter(workloads.Config{
 		Rate: r.cfg.Rate, Concurrency: r.cfg.Concurrency, Keys: r.cfg.Keys,
 		ReadShare: r.cfg.ReadShare, Timeout: r.cfg.OpTimeout, Seed: r.cfg.Seed,
 	}, r.cluster, rec)
-	nem := nemesis.New(r.plan, r.faults, r.cfg.Seed, r.cluster, rec)
+	nem := nemesis.New(r.schedule, r.faults, r.cfg.Seed, r.cluster, rec)
 
 	workCtx, stopWork := context.WithCancel(ctx)
 	nemCtx, stopNemesis := context.WithCancel(ctx)

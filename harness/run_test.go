@@ -265,3 +265,59 @@ func TestContainerDownAtTheEnd(t *testing.T) {
 		t.Errorf("notes %q: want one that starts %q", out.Info.Notes, want)
 	}
 }
+
+// Paced faults wait for a leader: the first strikes only once a leader
+// has been seen alone for a second, aims at it, and is held once the
+// cluster reacted (another node leads) for the linger the promise needs.
+func TestPacedFaultWaitsForALeader(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.NemesisInterval = 0
+	cfg.Nemesis = []string{"kill-leader"}
+	cfg.TimeLimit = 10 * time.Second
+	out, err := harness.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertNothingLeft(t, out.Info.ID)
+	if out.Report.Valid != checkers.Valid {
+		t.Fatalf("verdict %v, want valid: %+v", out.Report.Valid, out.Report.Checkers)
+	}
+	if p := out.Info.Schedule.Pace; p == nil || p.Settle != time.Second || p.React != 2*time.Second || p.Hold != 3*time.Second {
+		t.Fatalf("pace %+v: want a 1 s settle, raft's 2 s reaction, its 2 s bound and 1 s more held", p)
+	}
+	events := readHistory(t, out.Dir)
+	firstLeader := int64(-1)
+	var injects, heals []history.Event
+	for _, e := range events {
+		switch {
+		case e.Type == history.Leader && e.IsLeader && e.Error == "" && firstLeader < 0:
+			firstLeader = e.Time
+		case e.Type == history.Nemesis && e.Phase == history.Inject:
+			injects = append(injects, e)
+		case e.Type == history.Nemesis && e.Phase == history.Heal:
+			heals = append(heals, e)
+		}
+	}
+	if firstLeader < 0 || len(injects) < 2 {
+		t.Fatalf("first leader at %d, %d injections in 10 s: want a leader and at least two faults", firstLeader, len(injects))
+	}
+	if wait := time.Duration(injects[0].Sent - firstLeader); wait < time.Second {
+		t.Errorf("the first fault struck %v after the first leader was seen, before it could have settled for 1 s", wait)
+	}
+	// The first fault killed the leader: the next leader reacted to it,
+	// and the heal came 3 s after that first claim, not before.
+	killed := injects[0].Nodes[0]
+	var reacted int64
+	for _, e := range events {
+		if e.Type == history.Leader && e.IsLeader && e.Error == "" && e.Node != killed && e.Time > injects[0].Time {
+			reacted = e.Time
+			break
+		}
+	}
+	if reacted == 0 || reacted > heals[0].Sent {
+		t.Fatalf("no other node led between the kill of %s and its heal", killed)
+	}
+	if held := time.Duration(heals[0].Sent - reacted); held < 3*time.Second-100*time.Millisecond || held > 3*time.Second+500*time.Millisecond {
+		t.Errorf("healed %v after the new leader was first seen, want 3 s", held)
+	}
+}

@@ -1,4 +1,4 @@
-// Package nemesis injects and heals faults on a seeded schedule, aimed at the leader or at any nodes, and records each one.
+// Package nemesis injects and heals faults on a seeded schedule, paced by the cluster or by a clock, aimed at the leader or at any nodes, and records each one.
 package nemesis
 
 import (
@@ -23,6 +23,8 @@ type Cluster interface {
 	SkewableServices() []string
 	// Leader is the node currently believed to lead, "" if none is known.
 	Leader() string
+	// View is every node's recent belief, which paces the faults.
+	View() View
 	Kill(ctx context.Context, node string) error
 	Restart(ctx context.Context, node string) error
 	Pause(ctx context.Context, node string) error
@@ -41,14 +43,14 @@ type Applied struct {
 	Heal  func(ctx context.Context) error // undoes it
 }
 
-// Nemesis carries out a plan: at each step it injects a fault or heals the
-// one in effect, and records both in the history.
+// Nemesis carries out a schedule: it injects each fault and heals it, and
+// records both in the history.
 type Nemesis struct {
-	plan    []Step
-	faults  map[string]Fault
-	rng     *rand.Rand // aims the faults: which node is "one", which half...
-	cluster Cluster
-	rec     *history.Recorder
+	schedule Schedule
+	faults   map[string]Fault
+	rng      *rand.Rand // aims the faults: which node is "one", which half...
+	cluster  Cluster
+	rec      *history.Recorder
 
 	mu     sync.Mutex
 	active []active
@@ -59,23 +61,61 @@ type active struct {
 	applied Applied
 }
 
-// New returns a nemesis that follows plan; faults holds every fault the
-// plan names.
-func New(plan []Step, faults []Fault, seed uint64, c Cluster, rec *history.Recorder) *Nemesis {
+// New returns a nemesis that follows s; faults holds every fault s names.
+func New(s Schedule, faults []Fault, seed uint64, c Cluster, rec *history.Recorder) *Nemesis {
 	byName := map[string]Fault{}
 	for _, f := range faults {
 		byName[f.Name] = f
 	}
-	return &Nemesis{plan: plan, faults: byName, rng: rand.New(rand.NewPCG(seed, 0x4e454d)), cluster: c, rec: rec}
+	return &Nemesis{schedule: s, faults: byName, rng: rand.New(rand.NewPCG(seed, 0x4e454d)), cluster: c, rec: rec}
 }
 
-// Run follows the plan until it ends or ctx does, then heals whatever is
-// still in effect. An error injecting a fault is recorded, and the plan
-// goes on.
+// Run follows the schedule until it ends or ctx does, then heals whatever
+// is still in effect. An error injecting a fault is recorded, and the
+// schedule goes on.
 func (n *Nemesis) Run(ctx context.Context) {
 	defer n.HealAll()
+	if n.schedule.Pace != nil {
+		n.runPaced(ctx)
+	} else {
+		n.runFixed(ctx)
+	}
+	<-ctx.Done()
+}
+
+// paceTick is how often a paced nemesis looks at the cluster: well under
+// the observer's interval, so that a view is acted on as it changes.
+const paceTick = 10 * time.Millisecond
+
+// runPaced strikes and heals as a Pacer says, until the faults run out.
+func (n *Nemesis) runPaced(ctx context.Context) {
+	pacer := NewPacer(*n.schedule.Pace, time.Now())
+	t := time.NewTicker(paceTick)
+	defer t.Stop()
+	faults := n.schedule.Faults
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		switch pacer.Step(time.Now(), n.cluster.View()) {
+		case Strike:
+			if len(faults) == 0 {
+				return
+			}
+			n.inject(ctx, n.faults[faults[0]])
+			faults = faults[1:]
+		case Heal:
+			n.HealAll()
+		}
+	}
+}
+
+// runFixed follows the schedule's timed steps.
+func (n *Nemesis) runFixed(ctx context.Context) {
 	start := time.Now()
-	for _, step := range n.plan {
+	for _, step := range n.schedule.Steps {
 		select {
 		case <-ctx.Done():
 			return
@@ -89,7 +129,6 @@ func (n *Nemesis) Run(ctx context.Context) {
 			n.inject(ctx, n.faults[step.Fault])
 		}
 	}
-	<-ctx.Done()
 }
 
 func (n *Nemesis) inject(ctx context.Context, f Fault) {

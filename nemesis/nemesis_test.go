@@ -109,6 +109,7 @@ func (c *services) SkewableServices() []string {
 	return c.services[:min(1, len(c.services))] // the first, if any
 }
 func (c *services) Leader() string { return "n2" }
+func (c *services) View() View     { return View{"n2": Leads} }
 func (c *services) record(verb, name string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -17,9 +17,65 @@ type Step struct {
 // draws with other generators seeded from the same --seed.
 const planStream = 0x504c414e // "PLAN"
 
+// Schedule is what the nemesis of a run will do, fixed by the seed and
+// the settings before the run starts, and kept in its run.json.
+type Schedule struct {
+	// Faults are the faults to inject, in their order.
+	Faults []string `json:"faults"`
+	// Steps time them on a fixed rhythm (--nemesis-interval); none when the
+	// cluster paces them.
+	Steps []Step `json:"steps,omitempty"`
+	// Pace, when set, strikes each fault once the cluster is ready for it
+	// and heals it once the cluster has reacted (see Pacer).
+	Pace *Pace `json:"pace,omitempty"`
+}
+
+// Fixed is the schedule of a fixed rhythm: Plan's steps.
+func Fixed(groups [][]string, interval, limit time.Duration, seed uint64) Schedule {
+	s := Schedule{Steps: Plan(groups, interval, limit, seed)}
+	for _, step := range s.Steps {
+		if !step.Heal {
+			s.Faults = append(s.Faults, step.Fault)
+		}
+	}
+	return s
+}
+
+// Paced is the schedule of a run whose cluster paces its faults: as many
+// faults, in Order, as could fit in limit if each took no longer than the
+// shortest wait for readiness.
+func Paced(groups [][]string, pace Pace, limit time.Duration, seed uint64) Schedule {
+	shortest := max(min(pace.Settle, pace.Wait), time.Millisecond)
+	return Schedule{Faults: Order(groups, int(min(limit/shortest+1, 1<<20)), seed), Pace: &pace}
+}
+
 // Plan returns the steps for a run: an injection every interval, starting
 // at interval, each healed half an interval later, all strictly before
-// limit.
+// limit, the faults in Order.
+//
+// Plan depends only on its arguments, so the same --seed replays the same
+// schedule; which node a fault hits is decided, and recorded, at run time.
+// The final heal at limit is not part of the plan when it would fall there
+// or later: the caller always heals at the end. No faults, or an interval
+// or limit <= 0, give no steps.
+func Plan(groups [][]string, interval, limit time.Duration, seed uint64) []Step {
+	if interval <= 0 || limit <= 0 {
+		return nil
+	}
+	var steps []Step
+	// Count the injections rather than add up times, which could overflow
+	// for a huge limit.
+	for i, fault := range Order(groups, int((limit-1)/interval), seed) {
+		at := time.Duration(i+1) * interval
+		steps = append(steps, Step{At: at, Fault: fault})
+		if heal := at + interval/2; heal < limit {
+			steps = append(steps, Step{At: heal, Fault: fault, Heal: true})
+		}
+	}
+	return steps
+}
+
+// Order returns the first n faults a run injects, drawn from groups.
 //
 // The groups take turns in rounds, each round a seeded shuffle of all of
 // them: "--nemesis partition,pause,kill,clock" shows every family within any
@@ -35,25 +91,19 @@ const planStream = 0x504c414e // "PLAN"
 // leader, one node, a minority, a majority and all), and over whole rounds
 // each fault comes up as often as the group lists it.
 //
-// Plan depends only on its arguments, so the same --seed replays the same
-// schedule; which node a fault hits is decided, and recorded, at run time.
-// The final heal at limit is not part of the plan when it would fall there
-// or later: the caller always heals at the end. No faults, or an interval
-// or limit <= 0, give no steps.
-func Plan(groups [][]string, interval, limit time.Duration, seed uint64) []Step {
+// Order depends only on its arguments. No faults, or n <= 0, give none.
+func Order(groups [][]string, n int, seed uint64) []string {
 	groups = slices.DeleteFunc(slices.Clone(groups), func(g []string) bool { return len(g) == 0 })
-	if len(groups) == 0 || interval <= 0 || limit <= 0 {
+	if len(groups) == 0 || n <= 0 {
 		return nil
 	}
 	rng := rand.New(rand.NewPCG(seed, planStream))
 	var (
-		steps []Step
+		order []string
 		round []int
 		next  = make([][]string, len(groups)) // each group's faults still to come in its own round
 	)
-	// Count the injections rather than add up times, which could overflow
-	// for a huge limit.
-	for i := int64(1); i <= int64((limit-1)/interval); i++ {
+	for len(order) < n {
 		if len(round) == 0 {
 			round = rng.Perm(len(groups))
 		}
@@ -62,15 +112,10 @@ func Plan(groups [][]string, interval, limit time.Duration, seed uint64) []Step 
 		if len(next[g]) == 0 {
 			next[g] = groupRound(groups[g], rng)
 		}
-		fault := next[g][0]
+		order = append(order, next[g][0])
 		next[g] = next[g][1:]
-		at := time.Duration(i) * interval
-		steps = append(steps, Step{At: at, Fault: fault})
-		if heal := at + interval/2; heal < limit {
-			steps = append(steps, Step{At: heal, Fault: fault, Heal: true})
-		}
 	}
-	return steps
+	return order
 }
 
 // groupRound is one round of a group's faults: each distinct fault once,

@@ -35,7 +35,7 @@ type Info struct {
 	Config  any    `json:"config"`
 	Seed    uint64 `json:"seed"`
 	// Schedule is the nemesis's plan, fixed by the seed before the run.
-	Schedule []nemesis.Step `json:"schedule"`
+	Schedule nemesis.Schedule `json:"schedule"`
 	Started  time.Time      `json:"started"`
 	Versions Versions       `json:"versions"`
 	Timings  Timings        `json:"timings"`

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -23,6 +24,10 @@ const ManifestFile = "target.yaml"
 
 // DefaultPort is the node API port when a manifest names none.
 const DefaultPort = 7070
+
+// DefaultReaction is Manifest.Reaction when a manifest gives none: long
+// enough for most elections and leases, at the cost of slower faults.
+const DefaultReaction = 5 * time.Second
 
 // How a target's nodes read wall time (Manifest.Clock).
 const (
@@ -61,6 +66,12 @@ type Manifest struct {
 	// Promise is what the target claims: "exclusive", "overlap-bound: D"
 	// or "fenced". The checkers read it to tell violations from risks.
 	Promise string `yaml:"promise"`
+	// Reaction is the longest the target takes to react to a fault: to
+	// elect a new leader once its leader is lost, or to step down once cut
+	// off (its election timeout, a lease's life and a renewal). The
+	// nemesis heals a fault nobody reacted to after it; DefaultReaction
+	// when not given.
+	Reaction time.Duration `yaml:"reaction"`
 
 	// Dir is the absolute folder the manifest was read from.
 	Dir string `yaml:"-"`
@@ -191,6 +202,9 @@ func Load(dir string) (Manifest, error) {
 	if m.Clock == "" {
 		m.Clock = ClockSDK
 	}
+	if m.Reaction == 0 {
+		m.Reaction = DefaultReaction
+	}
 	for i := range m.Services {
 		if m.Services[i].Start == "" {
 			m.Services[i].Start = StartBeforeNodes
@@ -215,6 +229,8 @@ func (m Manifest) validate() error {
 		return fmt.Errorf("port %d is out of range", m.Port)
 	case m.Clock != ClockSDK && m.Clock != ClockFaketime && m.Clock != ClockNone:
 		return fmt.Errorf("clock %q: want %s, %s or %s", m.Clock, ClockSDK, ClockFaketime, ClockNone)
+	case m.Reaction < 0:
+		return fmt.Errorf("reaction %s must be positive", m.Reaction)
 	case m.Clock == ClockFaketime && m.Build.Dockerfile == "" && len(m.Build.Debian) == 0:
 		return fmt.Errorf("clock: %s needs libfaketime in the node image: a FROM scratch image has none (add build.debian)", ClockFaketime)
 	}

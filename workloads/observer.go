@@ -220,6 +220,22 @@ func (o *Observer) Leader(maxAge time.Duration) (node string, token int64) {
 	return node, token
 }
 
+// Beliefs tells, of every node whose latest observation is younger than
+// maxAge and was answered, whether it leads. A node missing from it has
+// said nothing lately: down, frozen, cut off, or not heard of yet.
+func (o *Observer) Beliefs(maxAge time.Duration) map[string]bool {
+	now := o.rec.Now()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := map[string]bool{}
+	for n, e := range o.latest {
+		if e.Error == "" && now-e.Time <= int64(maxAge) {
+			out[n] = e.IsLeader
+		}
+	}
+	return out
+}
+
 // Leaders counts the nodes whose fresh observation (younger than maxAge)
 // says they lead.
 func (o *Observer) Leaders(maxAge time.Duration) int {

@@ -151,8 +151,11 @@ func command(c harness.Config) string {
 	}
 	parts = append(parts,
 		fmt.Sprintf("--nodes=%d", c.Nodes),
-		"--nemesis="+strings.Join(c.Nemesis, ","),
-		"--nemesis-interval="+c.NemesisInterval.String(),
+		"--nemesis="+strings.Join(c.Nemesis, ","))
+	if c.NemesisInterval > 0 {
+		parts = append(parts, "--nemesis-interval="+c.NemesisInterval.String())
+	}
+	parts = append(parts,
 		"--time-limit="+c.TimeLimit.String(),
 		"--quiet-period="+c.QuietPeriod.String(),
 		"--recovery-timeout="+c.RecoveryTimeout.String(),

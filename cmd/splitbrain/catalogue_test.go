@@ -40,7 +40,7 @@ func TestRowCommand(t *testing.T) {
 	if cfg.NemesisInterval != harness.DefaultConfig().NemesisInterval {
 		t.Errorf("unset interval not the default: %s", cfg.NemesisInterval)
 	}
-	want := `splitbrain run --target=bully --promise="exclusive" --nodes=3 --nemesis=partition-leader --nemesis-interval=10s --time-limit=20s --quiet-period=10s --recovery-timeout=30s --resource=unfenced --seed=7`
+	want := `splitbrain run --target=bully --promise="exclusive" --nodes=3 --nemesis=partition-leader --time-limit=20s --quiet-period=10s --recovery-timeout=30s --resource=unfenced --seed=7`
 	if got := command(cfg); got != want {
 		t.Errorf("command:\n got %s\nwant %s", got, want)
 	}

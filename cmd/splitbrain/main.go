@@ -37,12 +37,12 @@ const (
 )
 
 const usage = `usage:
-  splitbrain run --target raft|--target-dir PATH [--promise P] [--nodes 5] [--time-limit 60s] [--nemesis partition,pause,kill,clock] [--nemesis-interval 10s]
+  splitbrain run --target raft|--target-dir PATH [--promise P] [--nodes 5] [--time-limit 60s] [--nemesis partition,pause,kill,clock] [--nemesis-interval D]
                  [--rate 100] [--concurrency 10] [--resource strict|unfenced] [--seed N] [--results DIR]
   splitbrain analyze RUN_DIR        re-check a stored run
   splitbrain serve [--addr 127.0.0.1:8080] [--results DIR]
   splitbrain targets                list targets and what each promises
-  splitbrain catalogue [--target T] [--family F] [--runs N] [--seed N] [--time-limit D] [--table]
+  splitbrain catalogue [--target T] [--family F] [--expect valid|invalid] [--runs N] [--seed N] [--time-limit D] [--table]
                                     run the expected verdicts of targets/catalogue.yaml; exit 1 if one differs
   splitbrain images [--target T]    make the cached images targets stand on (Debian packages, etcd) ahead of a run
   splitbrain clean                  remove every container and network a run left behind`
@@ -150,7 +150,7 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 	fs.DurationVar(&cfg.TimeLimit, "time-limit", cfg.TimeLimit, "how long faults and workload run")
 	fs.DurationVar(&cfg.QuietPeriod, "quiet-period", cfg.QuietPeriod, "workload without faults after the final heal")
 	nem := fs.String("nemesis", strings.Join(cfg.Nemesis, ","), "comma-separated faults, or none")
-	fs.DurationVar(&cfg.NemesisInterval, "nemesis-interval", cfg.NemesisInterval, "time between nemesis actions")
+	fs.DurationVar(&cfg.NemesisInterval, "nemesis-interval", cfg.NemesisInterval, "a fault every interval, healed half an interval later (default: each fault once the cluster has a settled leader, healed once it reacted)")
 	fs.Float64Var(&cfg.Rate, "rate", cfg.Rate, "operations per second across the cluster")
 	fs.IntVar(&cfg.Concurrency, "concurrency", cfg.Concurrency, "client processes")
 	fs.IntVar(&cfg.Keys, "keys", cfg.Keys, "size of the key set")

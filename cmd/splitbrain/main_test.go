@@ -167,7 +167,7 @@ func TestHelpExitsZero(t *testing.T) {
 		}
 	}
 	out := captureStdout(t, func() { run([]string{"run", "-h"}) })
-	for _, want := range []string{"-nemesis-interval duration", "time between nemesis actions (default 10s)", "-seed uint", "(default random, kept in run.json)", "-resource string"} {
+	for _, want := range []string{"-nemesis-interval duration", "healed once it reacted", "-seed uint", "(default random, kept in run.json)", "-resource string"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("run --help does not say %q:\n%s", want, out)
 		}

@@ -1,0 +1,159 @@
+package nemesis
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Pace says when a paced nemesis strikes and heals. A fault struck on a
+// clock often lands on a cluster still electing, where it tests nothing,
+// and is healed before the cluster has shown what it does; paced, every
+// fault hits a cluster with a steady leader, and lasts until it has had
+// its effect.
+type Pace struct {
+	// Settle: a single leader seen this long makes the cluster ready for
+	// the next fault.
+	Settle time.Duration `json:"settle"`
+	// Wait: strike anyway this long after the last heal (or the start)
+	// when the cluster never became ready, so that a cluster that cannot
+	// settle still meets its faults.
+	Wait time.Duration `json:"wait"`
+	// React: heal a fault the cluster has not reacted to this long after
+	// it struck. A target's manifest declares it (its election timeout, a
+	// lease's life): the time within which it must notice a lost leader.
+	React time.Duration `json:"react"`
+	// Hold: keep a fault this long after the cluster reacted to it, so
+	// that what the reaction leads to (two leaders, a write with an older
+	// token) lasts long enough to judge: past an overlap the target
+	// promises to bound, for one.
+	Hold time.Duration `json:"hold"`
+}
+
+// Validate names the first setting that cannot pace anything.
+func (p Pace) Validate() error {
+	switch {
+	case p.Settle <= 0:
+		return fmt.Errorf("pace: settle must be positive, not %s", p.Settle)
+	case p.Wait <= 0:
+		return fmt.Errorf("pace: wait must be positive, not %s", p.Wait)
+	case p.React <= 0:
+		return fmt.Errorf("pace: react must be positive, not %s", p.React)
+	case p.Hold < 0:
+		return errors.New("pace: hold must not be negative")
+	}
+	return nil
+}
+
+// Belief is what a node was last seen to believe, if that is recent.
+type Belief int8
+
+// Beliefs of a View.
+const (
+	Unseen  Belief = iota // nothing recent: down, frozen, unreachable, or not yet heard of
+	Follows               // it answered, and does not lead
+	Leads                 // it answered, and leads
+)
+
+// View is every node's recent belief, as the observer sees it.
+type View map[string]Belief
+
+// leaders names the nodes that lead, sorted.
+func (v View) leaders() []string {
+	var out []string
+	for n, b := range v {
+		if b == Leads {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Action is what a Pacer asks of its nemesis.
+type Action int8
+
+// Actions of a Pacer.
+const (
+	Idle   Action = iota // nothing to do yet
+	Strike               // inject the next fault
+	Heal                 // heal the fault in effect
+)
+
+// Pacer decides, from what the cluster shows, when to strike and when to
+// heal. It is a state machine with no clock and no I/O: its caller feeds
+// it the time and the view, and carries out what it answers.
+//
+// Waiting, it strikes once a single leader has been seen for Settle since
+// the last heal, or once Wait has passed. Striking, it heals Hold after
+// the cluster first reacted (a node led that did not lead when the fault
+// struck, or a leader of that moment answered that it no longer leads),
+// or React after the strike if the cluster never did. A leader that goes
+// silent has not reacted: a killed or frozen node says nothing.
+type Pacer struct {
+	pace     Pace
+	striking bool
+	since    time.Time // waiting: the last heal, or the start; striking: the strike
+
+	// Waiting: the single leader seen since the last heal, and since when.
+	leader string
+	alone  time.Time
+
+	// Striking: the leaders when the fault struck, and when the cluster
+	// first reacted to it (zero before).
+	before  []string
+	reacted time.Time
+}
+
+// NewPacer paces a run that starts at start.
+func NewPacer(p Pace, start time.Time) *Pacer { return &Pacer{pace: p, since: start} }
+
+// Step takes the view at now and says what to do. The caller must carry
+// it out before its next Step: the pacer counts a Strike or a Heal as
+// done at the now it was asked at.
+func (p *Pacer) Step(now time.Time, v View) Action {
+	leaders := v.leaders()
+	if !p.striking {
+		p.follow(now, leaders)
+		ready := p.leader != "" && now.Sub(p.alone) >= p.pace.Settle
+		if !ready && now.Sub(p.since) < p.pace.Wait {
+			return Idle
+		}
+		p.striking, p.since, p.before, p.reacted = true, now, leaders, time.Time{}
+		return Strike
+	}
+	if p.reacted.IsZero() && p.reacts(v, leaders) {
+		p.reacted = now
+	}
+	if p.reacted.IsZero() && now.Sub(p.since) < p.pace.React || !p.reacted.IsZero() && now.Sub(p.reacted) < p.pace.Hold {
+		return Idle
+	}
+	p.striking, p.since, p.leader = false, now, ""
+	p.follow(now, leaders) // settling starts again with the heal
+	return Heal
+}
+
+// follow keeps the single leader seen and since when it is alone.
+func (p *Pacer) follow(now time.Time, leaders []string) {
+	if len(leaders) != 1 {
+		p.leader = ""
+	} else if leaders[0] != p.leader {
+		p.leader, p.alone = leaders[0], now
+	}
+}
+
+// reacts says whether the view shows a reaction to the fault in effect.
+func (p *Pacer) reacts(v View, leaders []string) bool {
+	for _, n := range leaders {
+		if !slices.Contains(p.before, n) {
+			return true
+		}
+	}
+	for _, n := range p.before {
+		if v[n] == Follows {
+			return true
+		}
+	}
+	return false
+}

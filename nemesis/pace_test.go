@@ -1,0 +1,160 @@
+package nemesis
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+var testPace = Pace{Settle: time.Second, Wait: 5 * time.Second, React: 2 * time.Second, Hold: 3 * time.Second}
+
+// pacerRun drives a Pacer on a fake clock: each step holds the view for a
+// while, looked at every 10 ms, and the test reads when it struck and
+// healed, in ms since the start.
+type pacerRun struct {
+	t     *testing.T
+	p     *Pacer
+	start time.Time
+	now   time.Duration
+	acts  []string
+}
+
+func newPacerRun(t *testing.T, pace Pace) *pacerRun {
+	start := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	return &pacerRun{t: t, p: NewPacer(pace, start), start: start}
+}
+
+// hold shows v for d.
+func (r *pacerRun) hold(d time.Duration, v View) *pacerRun {
+	for end := r.now + d; r.now < end; r.now += 10 * time.Millisecond {
+		switch r.p.Step(r.start.Add(r.now), v) {
+		case Strike:
+			r.acts = append(r.acts, "strike@"+r.now.String())
+		case Heal:
+			r.acts = append(r.acts, "heal@"+r.now.String())
+		}
+	}
+	return r
+}
+
+func (r *pacerRun) want(acts ...string) {
+	r.t.Helper()
+	if got, want := strings.Join(r.acts, " "), strings.Join(acts, " "); got != want {
+		r.t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+var (
+	electing = View{"n1": Follows, "n2": Follows, "n3": Follows}
+	n1Leads  = View{"n1": Leads, "n2": Follows, "n3": Follows}
+	n2Leads  = View{"n1": Follows, "n2": Leads, "n3": Follows}
+	n1Gone   = View{"n2": Follows, "n3": Follows}            // n1 killed or frozen, nobody elected yet
+	n2Took   = View{"n2": Leads, "n3": Follows}              // n2 elected while n1 is gone
+	bothLead = View{"n1": Leads, "n2": Leads, "n3": Follows} // n1 cut off, still leading
+)
+
+// The first fault waits for a leader, then for it to stay alone for
+// Settle; the fault is healed Hold after the cluster reacted.
+func TestPacerStrikesWhenALeaderSettled(t *testing.T) {
+	r := newPacerRun(t, testPace)
+	r.hold(1500*time.Millisecond, electing). // no leader: nothing to strike at
+							hold(700*time.Millisecond, n1Leads). // not yet settled
+							hold(400*time.Millisecond, n1Leads). // settled 1 s after 1.5 s: strike at 2.5 s
+							hold(800*time.Millisecond, n1Gone).  // the leader is down: no reaction yet
+							hold(4*time.Second, n2Took)          // n2 leads at 3.4 s: healed at 6.4 s
+	r.want("strike@2.5s", "heal@6.4s")
+}
+
+// A leader that answers it no longer leads has reacted, as much as a new
+// leader has.
+func TestPacerStepDownIsAReaction(t *testing.T) {
+	r := newPacerRun(t, testPace)
+	r.hold(time.Second, n1Leads). // strike at 1 s
+					hold(500*time.Millisecond, n1Leads).
+					hold(4*time.Second, electing) // n1 steps down at 1.5 s: healed at 4.5 s
+	r.want("strike@1s", "heal@4.5s")
+}
+
+// A fault nobody reacts to (a follower paused, a clock the target does not
+// read) is healed React after it struck.
+func TestPacerHealsAnUnnoticedFault(t *testing.T) {
+	r := newPacerRun(t, testPace)
+	r.hold(4*time.Second, n1Leads)
+	r.want("strike@1s", "heal@3s")
+}
+
+// A leader that goes silent has not reacted: only another node's claim, or
+// its own step-down, counts.
+func TestPacerSilenceIsNoReaction(t *testing.T) {
+	r := newPacerRun(t, testPace)
+	r.hold(1010*time.Millisecond, n1Leads).hold(3*time.Second, n1Gone)
+	r.want("strike@1s", "heal@3s")
+}
+
+// A second leader beside the first (a side of a partition electing) is a
+// reaction, and the fault is held past it.
+func TestPacerSecondLeaderIsAReaction(t *testing.T) {
+	r := newPacerRun(t, testPace)
+	r.hold(time.Second, n1Leads).hold(200*time.Millisecond, n1Leads).hold(5*time.Second, bothLead)
+	r.want("strike@1s", "heal@4.2s")
+}
+
+// After a heal the cluster must settle again, measured from the heal, even
+// when its leader never changed.
+func TestPacerSettlesAfterEveryHeal(t *testing.T) {
+	r := newPacerRun(t, testPace)
+	r.hold(6500*time.Millisecond, n1Leads)
+	r.want("strike@1s", "heal@3s", "strike@4s", "heal@6s")
+}
+
+// Settling needs one leader throughout: a change of leader, or two at
+// once, start it again.
+func TestPacerSettlingNeedsOneSteadyLeader(t *testing.T) {
+	r := newPacerRun(t, testPace)
+	r.hold(800*time.Millisecond, n1Leads).
+		hold(800*time.Millisecond, n2Leads).  // another leader at 0.8 s
+		hold(500*time.Millisecond, bothLead). // two at 1.6 s
+		hold(1200*time.Millisecond, n2Leads)  // n2 alone again at 2.1 s: strike at 3.1 s
+	r.want("strike@3.1s")
+}
+
+// A cluster that never settles still meets its faults, Wait after the
+// start or the last heal.
+func TestPacerStrikesAnywayAfterWait(t *testing.T) {
+	r := newPacerRun(t, testPace)
+	r.hold(13*time.Second, bothLead)
+	// Two leaders when it struck, and still the same two: no reaction.
+	r.want("strike@5s", "heal@7s", "strike@12s")
+}
+
+func TestPaceValidate(t *testing.T) {
+	if err := testPace.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []Pace{
+		{Wait: time.Second, React: time.Second},
+		{Settle: time.Second, React: time.Second},
+		{Settle: time.Second, Wait: time.Second},
+		{Settle: time.Second, Wait: time.Second, React: time.Second, Hold: -1},
+	} {
+		if bad.Validate() == nil {
+			t.Errorf("%+v: no error", bad)
+		}
+	}
+}
+
+// A paced schedule lists enough faults for the time limit, in Order.
+func TestPacedScheduleLength(t *testing.T) {
+	groups := [][]string{families["kill"]}
+	s := Paced(groups, testPace, 30*time.Second, 7)
+	if len(s.Faults) != 31 || s.Steps != nil || s.Pace == nil || *s.Pace != testPace {
+		t.Fatalf("%d faults, steps %v, pace %v: want 31 faults (30 s / a 1 s settle, +1), no steps, the pace", len(s.Faults), s.Steps, s.Pace)
+	}
+	if want := Order(groups, 31, 7); strings.Join(s.Faults, ",") != strings.Join(want, ",") {
+		t.Errorf("faults %v, want Order's %v", s.Faults, want)
+	}
+	fixed := Fixed(groups, 10*time.Second, 60*time.Second, 7)
+	if strings.Join(fixed.Faults, ",") != strings.Join(Order(groups, 5, 7), ",") || len(fixed.Steps) != 10 || fixed.Pace != nil {
+		t.Errorf("fixed: %+v", fixed)
+	}
+}
