@@ -36,9 +36,9 @@ type Info struct {
 	Seed    uint64 `json:"seed"`
 	// Schedule is the nemesis's plan, fixed by the seed before the run.
 	Schedule nemesis.Schedule `json:"schedule"`
-	Started  time.Time      `json:"started"`
-	Versions Versions       `json:"versions"`
-	Timings  Timings        `json:"timings"`
+	Started  time.Time        `json:"started"`
+	Versions Versions         `json:"versions"`
+	Timings  Timings          `json:"timings"`
 	// Faults is what each injected fault did and cost.
 	Faults []checkers.FaultEffect `json:"faults"`
 	// Notes say plainly what the run could not test (faults that reach
