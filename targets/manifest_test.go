@@ -31,7 +31,7 @@ func TestRepositoryTargetsLoad(t *testing.T) {
 			t.Errorf("%s promises %q, want %q", m.Name, m.Promise, p)
 		}
 		delete(want, m.Name)
-		if m.Port != DefaultPort || m.Build.Go == "" || !filepath.IsAbs(m.Dir) {
+		if m.Port != DefaultPort || m.Build.Go == "" || !filepath.IsAbs(m.Dir) || m.Reaction <= 0 {
 			t.Errorf("%s manifest: %+v", m.Name, m)
 		}
 	}
@@ -94,6 +94,8 @@ func TestManifestErrors(t *testing.T) {
 		{ok + "services: [{name: a, port: 1, build: {go: ./e}, pot: 3}]\n", "field pot not found"},
 		{ok + "buidl: {go: ./y}\n", "field buidl not found"},
 		{ok + "clock: ntp\n", "want sdk, faketime or none"},
+		{ok + "reaction: -1s\n", "must be positive"},
+		{ok + "reaction: soon\n", "into time.Duration"},
 		{"name: [x\n", "target.yaml"},
 	} {
 		dir := t.TempDir()
