@@ -71,14 +71,7 @@ func TestRaftUnderFaultsIsValid(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.ResultsDir = rel
-	out, err := harness.Run(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	assertNothingLeft(t, out.Info.ID)
-	if out.Report.Valid != checkers.Valid {
-		t.Fatalf("verdict %v, want valid: %+v", out.Report.Valid, out.Report.Checkers)
-	}
+	out := runValid(t, cfg)
 	if e := out.Report.Checkers["election-safety"].Figures["elections"]; e < 1 {
 		t.Errorf("no election counted")
 	}
@@ -274,14 +267,7 @@ func TestPacedFaultWaitsForALeader(t *testing.T) {
 	cfg.NemesisInterval = 0
 	cfg.Nemesis = []string{"kill-leader"}
 	cfg.TimeLimit = 10 * time.Second
-	out, err := harness.Run(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	assertNothingLeft(t, out.Info.ID)
-	if out.Report.Valid != checkers.Valid {
-		t.Fatalf("verdict %v, want valid: %+v", out.Report.Valid, out.Report.Checkers)
-	}
+	out := runValid(t, cfg)
 	if p := out.Info.Schedule.Pace; p == nil || p.Settle != time.Second || p.React != 2*time.Second || p.Hold != 3*time.Second {
 		t.Fatalf("pace %+v: want a 1 s settle, raft's 2 s reaction, its 2 s bound and 1 s more held", p)
 	}

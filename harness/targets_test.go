@@ -35,7 +35,7 @@ func copyTree(t *testing.T, src, dst string) {
 }
 
 // runValid runs cfg and wants a valid verdict with nothing left behind.
-func runValid(t *testing.T, cfg harness.Config) {
+func runValid(t *testing.T, cfg harness.Config) *harness.Outcome {
 	t.Helper()
 	out, err := harness.Run(context.Background(), cfg)
 	if err != nil {
@@ -45,6 +45,7 @@ func runValid(t *testing.T, cfg harness.Config) {
 	if out.Report.Valid != checkers.Valid {
 		t.Fatalf("verdict %v: %+v", out.Report.Valid, out.Report.Checkers)
 	}
+	return out
 }
 
 // assertFaultsTookEffect fails unless each fault named was injected, and

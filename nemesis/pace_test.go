@@ -158,3 +158,24 @@ func TestPacedScheduleLength(t *testing.T) {
 		t.Errorf("fixed: %+v", fixed)
 	}
 }
+
+// A paced run of a family tries every one of its faults before it repeats
+// one, whatever the seed: eight faults of the partition family are its
+// eight shapes.
+func TestPacedCoversAFamilyFirst(t *testing.T) {
+	group := families["partition"]
+	distinct := map[string]bool{}
+	for _, f := range group {
+		distinct[f] = true
+	}
+	for seed := uint64(0); seed < 100; seed++ {
+		first := Paced([][]string{group}, testPace, 45*time.Second, seed).Faults[:len(distinct)]
+		seen := map[string]bool{}
+		for _, f := range first {
+			seen[f] = true
+		}
+		if len(seen) != len(distinct) {
+			t.Fatalf("seed %d: the first %d faults %v repeat one", seed, len(distinct), first)
+		}
+	}
+}
