@@ -126,8 +126,11 @@ func (p *Pacer) Step(now time.Time, v View) Action {
 	if p.reacted.IsZero() && p.reacts(v, leaders) {
 		p.reacted = now
 	}
-	if p.reacted.IsZero() && now.Sub(p.since) < p.pace.React || !p.reacted.IsZero() && now.Sub(p.reacted) < p.pace.Hold {
-		return Idle
+	switch {
+	case p.reacted.IsZero() && now.Sub(p.since) < p.pace.React:
+		return Idle // no reaction yet, and still time for one
+	case !p.reacted.IsZero() && now.Sub(p.reacted) < p.pace.Hold:
+		return Idle // reacted: hold on
 	}
 	p.striking, p.since, p.leader = false, now, ""
 	p.follow(now, leaders) // settling starts again with the heal
