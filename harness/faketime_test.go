@@ -67,11 +67,21 @@ func TestFaketimeFollowsSkews(t *testing.T) {
 	if err := f.set("n1", sdk.Skew{Rate: 4, Since: time.Now().Add(-10 * time.Second).UnixNano()}); err != nil {
 		t.Fatal(err)
 	}
-	first := skewOf(t, file)
+	// The skew gains 3 s per second between the two reads, however long
+	// a loaded machine takes over them: each read is placed within the
+	// time its program took.
+	read := func() (skew time.Duration, mid time.Time, took time.Duration) {
+		began := time.Now()
+		skew = skewOf(t, file)
+		took = time.Since(began)
+		return skew, began.Add(took / 2), took
+	}
+	first, at1, took1 := read()
 	time.Sleep(time.Second)
-	second := skewOf(t, file)
-	if !near(first, 30*time.Second) || !near(second-first, 3*time.Second) {
-		t.Errorf("at 4x: skew %s, a second later %s", first, second)
+	second, at2, took2 := read()
+	gained, want := second-first, 3*at2.Sub(at1)
+	if !near(first, 30*time.Second) || math.Abs(float64(gained-want)) > float64(300*time.Millisecond+3*(took1+took2)/2) {
+		t.Errorf("at 4x: skew %s, %s later %s: gained %s, want about %s", first, at2.Sub(at1), second, gained, want)
 	}
 
 	if err := f.set("n1", sdk.Skew{}); err != nil {
