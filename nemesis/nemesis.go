@@ -83,6 +83,10 @@ func (n *Nemesis) Run(ctx context.Context) {
 	<-ctx.Done()
 }
 
+// healTimeout bounds an injection or a heal, which the run's end does not
+// cut short.
+const healTimeout = 30 * time.Second
+
 // paceTick is how often a paced nemesis looks at the cluster: well under
 // the observer's interval, so that a view is acted on as it changes.
 const paceTick = 10 * time.Millisecond
@@ -99,6 +103,9 @@ func (n *Nemesis) runPaced(ctx context.Context) {
 			return
 		case <-t.C:
 		}
+		if ctx.Err() != nil {
+			return // both were ready: the run's end wins
+		}
 		switch pacer.Step(time.Now(), n.cluster.View()) {
 		case Strike:
 			if len(faults) == 0 {
@@ -106,8 +113,10 @@ func (n *Nemesis) runPaced(ctx context.Context) {
 			}
 			n.inject(ctx, n.faults[faults[0]])
 			faults = faults[1:]
+			pacer.Done(time.Now())
 		case Heal:
 			n.HealAll()
+			pacer.Done(time.Now())
 		}
 	}
 }
@@ -121,6 +130,9 @@ func (n *Nemesis) runFixed(ctx context.Context) {
 			return
 		case <-time.After(time.Until(start.Add(step.At))):
 		}
+		if ctx.Err() != nil {
+			return
+		}
 		if step.Heal {
 			// Not with ctx: a heal under way when the run ends must not
 			// be cut short, or its fault would stay in effect.
@@ -132,6 +144,12 @@ func (n *Nemesis) runFixed(ctx context.Context) {
 }
 
 func (n *Nemesis) inject(ctx context.Context, f Fault) {
+	// Not cut short by the run's end: a kill the client gave up on may
+	// still be carried out by the daemon after the heal that was to undo
+	// it, and leave the node down for good. A fault begun is finished,
+	// then healed.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), healTimeout)
+	defer cancel()
 	sent := n.rec.Now()
 	a, err := f.inject(ctx, n.cluster, n.rng)
 	e := history.Event{Type: history.Nemesis, F: f.Name, Phase: history.Inject, Nodes: a.Nodes, Value: a.What, Sent: sent}
@@ -180,7 +198,7 @@ func (n *Nemesis) heal(ctx context.Context) {
 // HealAll undoes every fault in effect. It does not take the run's context:
 // it must also work after Ctrl-C cancelled that.
 func (n *Nemesis) HealAll() {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), healTimeout)
 	defer cancel()
 	n.heal(ctx)
 }

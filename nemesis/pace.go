@@ -110,8 +110,7 @@ type Pacer struct {
 func NewPacer(p Pace, start time.Time) *Pacer { return &Pacer{pace: p, since: start} }
 
 // Step takes the view at now and says what to do. The caller must carry
-// it out before its next Step: the pacer counts a Strike or a Heal as
-// done at the now it was asked at.
+// it out, and call Done, before its next Step.
 func (p *Pacer) Step(now time.Time, v View) Action {
 	leaders := v.leaders()
 	if !p.striking {
@@ -133,7 +132,7 @@ func (p *Pacer) Step(now time.Time, v View) Action {
 		return Idle // reacted: hold on
 	}
 	p.striking, p.since, p.leader = false, now, ""
-	p.follow(now, leaders) // settling starts again with the heal
+	p.follow(now, leaders)
 	return Heal
 }
 
@@ -143,6 +142,18 @@ func (p *Pacer) follow(now time.Time, leaders []string) {
 		p.leader = ""
 	} else if leaders[0] != p.leader {
 		p.leader, p.alone = leaders[0], now
+	}
+}
+
+// Done says that the Strike or Heal Step asked for was carried out by
+// now. A kill or a restart can take seconds on a loaded machine: the
+// reaction time counts from when the fault is in effect, and settling
+// from when the heal is over, so that a node restarted late is not struck
+// again before the cluster has seen it back.
+func (p *Pacer) Done(now time.Time) {
+	p.since = now
+	if !p.striking {
+		p.alone = now
 	}
 }
 

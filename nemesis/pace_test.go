@@ -17,6 +17,7 @@ type pacerRun struct {
 	start time.Time
 	now   time.Duration
 	acts  []string
+	takes time.Duration // how long each strike and heal takes to carry out
 }
 
 func newPacerRun(t *testing.T, pace Pace) *pacerRun {
@@ -32,7 +33,11 @@ func (r *pacerRun) hold(d time.Duration, v View) *pacerRun {
 			r.acts = append(r.acts, "strike@"+r.now.String())
 		case Heal:
 			r.acts = append(r.acts, "heal@"+r.now.String())
+		default:
+			continue
 		}
+		r.now += r.takes
+		r.p.Done(r.start.Add(r.now))
 	}
 	return r
 }
@@ -116,6 +121,18 @@ func TestPacerSettlingNeedsOneSteadyLeader(t *testing.T) {
 		hold(500*time.Millisecond, bothLead). // two at 1.6 s
 		hold(1200*time.Millisecond, n2Leads)  // n2 alone again at 2.1 s: strike at 3.1 s
 	r.want("strike@3.1s")
+}
+
+// A strike or a heal that takes long (a kill, a restart on a loaded
+// machine) is counted from when it is over: the reaction time from the
+// fault in effect, settling from the end of the heal.
+func TestPacerCountsFromWhenItIsDone(t *testing.T) {
+	r := newPacerRun(t, testPace)
+	r.takes = 2 * time.Second
+	r.hold(9*time.Second, n1Leads)
+	// Struck at 1 s, in effect at 3 s, no reaction: healed at 5 s, over at
+	// 7 s; settled at 8 s.
+	r.want("strike@1s", "heal@5s", "strike@8s")
 }
 
 // A cluster that never settles still meets its faults, Wait after the
