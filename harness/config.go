@@ -112,7 +112,7 @@ func (c Config) Validate() error {
 	case c.QuietPeriod < 0:
 		return badInput("--quiet-period must not be negative, not %s", c.QuietPeriod)
 	case c.NemesisInterval < 0:
-		return badInput("--nemesis-interval must be positive, not %s", c.NemesisInterval)
+		return badInput("--nemesis-interval must not be negative, not %s (leave it out to pace faults by the cluster)", c.NemesisInterval)
 	case c.Rate <= 0:
 		return badInput("--rate must be positive, not %g", c.Rate)
 	case c.Concurrency < 1:
