@@ -505,15 +505,16 @@ func (r *run) nodeEnv(node string) map[string]string {
 // leader lost for good after it, instead of ending too soon to tell.
 func (r *run) quiet(ctx context.Context, obs *workloads.Observer) {
 	healed := time.Now()
-	fresh := 2 * r.cfg.ObserveInterval
 	lastSingle := healed
 	for {
 		now := time.Now()
-		single := obs.Leaders(fresh) == 1
+		// As the availability checker counts: a single leader by fresh
+		// answers alone could be a second one whose answer is late.
+		single := obs.Leading() == 1
 		if single {
 			lastSingle = now
 		}
-		if (single && now.Sub(healed) >= r.cfg.QuietPeriod) || now.Sub(lastSingle) > r.cfg.RecoveryTimeout+fresh {
+		if (single && now.Sub(healed) >= r.cfg.QuietPeriod) || now.Sub(lastSingle) > r.cfg.RecoveryTimeout+2*r.cfg.ObserveInterval {
 			return
 		}
 		select {

@@ -236,15 +236,16 @@ func (o *Observer) Beliefs(maxAge time.Duration) map[string]bool {
 	return out
 }
 
-// Leaders counts the nodes whose fresh observation (younger than maxAge)
-// says they lead.
-func (o *Observer) Leaders(maxAge time.Duration) int {
-	now := o.rec.Now()
+// Leading counts the nodes whose latest observation, however old, says
+// they lead: the checkers' rule for a recovery, where a node that stopped
+// answering (an error recorded) leads nothing, and a slow answer still
+// counts until the next one.
+func (o *Observer) Leading() int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	n := 0
 	for _, e := range o.latest {
-		if e.IsLeader && now-e.Time <= int64(maxAge) {
+		if e.IsLeader {
 			n++
 		}
 	}
