@@ -96,6 +96,9 @@ var families = map[string][]string{
 	"service": {"kill-service", "pause-service", "partition-service"},
 }
 
+// kills says whether f kills containers, which a heal restarts.
+func (f Fault) kills() bool { return strings.HasPrefix(f.Name, "kill-") }
+
 // NeedsServices reports whether fault acts on a target's service
 // containers, which not every target has.
 func NeedsServices(fault string) bool { return strings.Contains(fault, "-service") }

@@ -111,12 +111,17 @@ func (n *Nemesis) runPaced(ctx context.Context) {
 			if len(faults) == 0 {
 				return
 			}
-			n.inject(ctx, n.faults[faults[0]])
+			f := n.faults[faults[0]]
 			faults = faults[1:]
-			pacer.Done(time.Now())
+			n.inject(ctx, f)
+			hold := n.schedule.Pace.Hold
+			if f.kills() {
+				hold = 0
+			}
+			pacer.Struck(time.Now(), hold)
 		case Heal:
 			n.HealAll()
-			pacer.Done(time.Now())
+			pacer.Healed(time.Now())
 		}
 	}
 }

@@ -24,10 +24,13 @@ type Pace struct {
 	// it struck. A target's manifest declares it (its election timeout, a
 	// lease's life): the time within which it must notice a lost leader.
 	React time.Duration `json:"react"`
-	// Hold: keep a fault this long after the cluster reacted to it, so
+	// Hold: keep a fault that leaves its nodes running (a pause, a
+	// partition, a clock) this long after the cluster reacted to it, so
 	// that what the reaction leads to (two leaders, a write with an older
 	// token) lasts long enough to judge: past an overlap the target
-	// promises to bound, for one.
+	// promises to bound, for one. A kill is healed as soon as the cluster
+	// reacted: a killed node believes nothing, and what a kill exposes
+	// comes with the restart, most often while the new leader is new.
 	Hold time.Duration `json:"hold"`
 }
 
@@ -86,8 +89,8 @@ const (
 // it the time and the view, and carries out what it answers.
 //
 // Waiting, it strikes once a single leader has been seen for Settle since
-// the last heal, or once Wait has passed. Striking, it heals Hold after
-// the cluster first reacted (a node led that did not lead when the fault
+// the last heal, or once Wait has passed. Striking, it heals the fault's
+// hold (see Struck) after the cluster first reacted (a node led that did not lead when the fault
 // struck, or a leader of that moment answered that it no longer leads),
 // or React after the strike if the cluster never did. A leader that goes
 // silent has not reacted: a killed or frozen node says nothing.
@@ -100,17 +103,18 @@ type Pacer struct {
 	leader string
 	alone  time.Time
 
-	// Striking: the leaders when the fault struck, and when the cluster
-	// first reacted to it (zero before).
+	// Striking: the leaders when the fault struck, when the cluster first
+	// reacted to it (zero before), and how long to hold it after that.
 	before  []string
 	reacted time.Time
+	hold    time.Duration
 }
 
 // NewPacer paces a run that starts at start.
 func NewPacer(p Pace, start time.Time) *Pacer { return &Pacer{pace: p, since: start} }
 
 // Step takes the view at now and says what to do. The caller must carry
-// it out, and call Done, before its next Step.
+// it out, and call Struck or Healed, before its next Step.
 func (p *Pacer) Step(now time.Time, v View) Action {
 	leaders := v.leaders()
 	if !p.striking {
@@ -119,7 +123,7 @@ func (p *Pacer) Step(now time.Time, v View) Action {
 		if !ready && now.Sub(p.since) < p.pace.Wait {
 			return Idle
 		}
-		p.striking, p.since, p.before, p.reacted = true, now, leaders, time.Time{}
+		p.striking, p.since, p.before, p.reacted, p.hold = true, now, leaders, time.Time{}, p.pace.Hold
 		return Strike
 	}
 	if p.reacted.IsZero() && p.reacts(v, leaders) {
@@ -128,7 +132,7 @@ func (p *Pacer) Step(now time.Time, v View) Action {
 	switch {
 	case p.reacted.IsZero() && now.Sub(p.since) < p.pace.React:
 		return Idle // no reaction yet, and still time for one
-	case !p.reacted.IsZero() && now.Sub(p.reacted) < p.pace.Hold:
+	case !p.reacted.IsZero() && now.Sub(p.reacted) < p.hold:
 		return Idle // reacted: hold on
 	}
 	p.striking, p.since, p.leader = false, now, ""
@@ -145,17 +149,15 @@ func (p *Pacer) follow(now time.Time, leaders []string) {
 	}
 }
 
-// Done says that the Strike or Heal Step asked for was carried out by
-// now. A kill or a restart can take seconds on a loaded machine: the
-// reaction time counts from when the fault is in effect, and settling
-// from when the heal is over, so that a node restarted late is not struck
-// again before the cluster has seen it back.
-func (p *Pacer) Done(now time.Time) {
-	p.since = now
-	if !p.striking {
-		p.alone = now
-	}
-}
+// Struck says that the fault Step asked for was in effect by now, to be
+// held for hold once the cluster reacted. A kill or a restart can take
+// seconds on a loaded machine: the reaction time counts from when the
+// fault is in effect, and settling from when the heal is over, so that a
+// node restarted late is not struck again before the cluster saw it back.
+func (p *Pacer) Struck(now time.Time, hold time.Duration) { p.since, p.hold = now, hold }
+
+// Healed says that the heal Step asked for was over by now.
+func (p *Pacer) Healed(now time.Time) { p.since, p.alone = now, now }
 
 // reacts says whether the view shows a reaction to the fault in effect.
 func (p *Pacer) reacts(v View, leaders []string) bool {

@@ -18,11 +18,12 @@ type pacerRun struct {
 	now   time.Duration
 	acts  []string
 	takes time.Duration // how long each strike and heal takes to carry out
+	held  time.Duration // each fault's hold after the reaction
 }
 
 func newPacerRun(t *testing.T, pace Pace) *pacerRun {
 	start := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	return &pacerRun{t: t, p: NewPacer(pace, start), start: start}
+	return &pacerRun{t: t, p: NewPacer(pace, start), start: start, held: pace.Hold}
 }
 
 // hold shows v for d.
@@ -37,7 +38,11 @@ func (r *pacerRun) hold(d time.Duration, v View) *pacerRun {
 			continue
 		}
 		r.now += r.takes
-		r.p.Done(r.start.Add(r.now))
+		if r.p.striking {
+			r.p.Struck(r.start.Add(r.now), r.held)
+		} else {
+			r.p.Healed(r.start.Add(r.now))
+		}
 	}
 	return r
 }
@@ -133,6 +138,15 @@ func TestPacerCountsFromWhenItIsDone(t *testing.T) {
 	// Struck at 1 s, in effect at 3 s, no reaction: healed at 5 s, over at
 	// 7 s; settled at 8 s.
 	r.want("strike@1s", "heal@5s", "strike@8s")
+}
+
+// A fault held for nothing (a kill) is healed as soon as the cluster
+// reacted.
+func TestPacerHealsAKillAtTheReaction(t *testing.T) {
+	r := newPacerRun(t, testPace)
+	r.held = 0
+	r.hold(1010*time.Millisecond, n1Leads).hold(600*time.Millisecond, n1Gone).hold(time.Second, n2Took)
+	r.want("strike@1s", "heal@1.61s")
 }
 
 // A cluster that never settles still meets its faults, Wait after the
