@@ -178,9 +178,9 @@ func prepare(cfg Config) (*run, error) {
 		notes = append(notes, fmt.Sprintf("%s reach nothing in target %s: its nodes read no clock that can be skewed (clock: %s in its %s), so they prove nothing here",
 			strings.Join(blind, ", "), m.Name, targets.ClockNone, targets.ManifestFile))
 	}
-	schedule := nemesis.Fixed(names, cfg.NemesisInterval, cfg.TimeLimit, cfg.Seed)
-	if cfg.NemesisInterval == 0 {
-		schedule = nemesis.Paced(names, paceOf(m, promise), cfg.TimeLimit, cfg.Seed)
+	schedule := nemesis.Paced(names, paceOf(m, promise), cfg.TimeLimit, cfg.Seed)
+	if cfg.NemesisInterval > 0 {
+		schedule = nemesis.Fixed(names, cfg.NemesisInterval, cfg.TimeLimit, cfg.Seed)
 	}
 	if cfg.ResultsDir, err = filepath.Abs(cfg.ResultsDir); err != nil {
 		return nil, badInput("--results: %v", err)
