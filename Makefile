@@ -15,11 +15,12 @@ vet:
 # From Debian, installed only when missing: Chromium, for the test that
 # opens a report in a browser; libfaketime, for the test of clock faults on
 # targets that are not written in Go; debootstrap, which makes the Debian
-# base image of the real systems' images (once per machine).
+# base image of the real systems' images (once per machine); xmllint, for
+# the test of JUnit reports against the schema.
 FAKETIME_LIB := /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1
 deps:
-	@command -v chromium >/dev/null && test -e $(FAKETIME_LIB) && command -v debootstrap >/dev/null || \
-		(apt-get update && apt-get install -y --no-install-recommends chromium libfaketime debootstrap)
+	@command -v chromium >/dev/null && test -e $(FAKETIME_LIB) && command -v debootstrap >/dev/null && command -v xmllint >/dev/null || \
+		(apt-get update && apt-get install -y --no-install-recommends chromium libfaketime debootstrap libxml2-utils)
 
 # The heavy images the targets stand on (the Debian base and packages, an
 # etcd compiled from its modules), each made once per machine and cached:
@@ -39,10 +40,13 @@ unit:
 run: build
 	./$(BIN) run $(RUNARGS)
 
-# The expected verdicts of targets/catalogue.yaml, every row once (about 50
-# minutes; TARGET=bully for one target's rows): fails when a verdict differs.
+# The expected verdicts of targets/catalogue.yaml, a suite: every row once,
+# each run stopped at the violation it must find, PARALLEL runs at once
+# (TARGET=bully for one target's rows). Fails when a verdict differs;
+# leaves results/suite.json and the JUnit report results/catalogue.xml.
+PARALLEL ?= 3
 catalogue: build
-	./$(BIN) catalogue $(if $(TARGET),--target $(TARGET))
+	./$(BIN) suite targets/catalogue.yaml --stop-on-violation --parallel $(PARALLEL) --junit results/catalogue.xml $(if $(TARGET),--target $(TARGET))
 
 # The checkers over synthetic runs of 10k, 100k and 1M events, one pass each:
 # time, events/s, heap (input-MB, peak-MB) and allocations.

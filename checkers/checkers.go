@@ -6,6 +6,7 @@ package checkers
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -104,6 +105,18 @@ type Report struct {
 	// the judgment because its writer was killed in the middle of it (a
 	// controller killed mid-write): the complete lines were judged.
 	CutShort []history.CutShort `json:"cut_short,omitempty"`
+}
+
+// Invalid names the checkers that found a violation, sorted.
+func (r Report) Invalid() []string {
+	var out []string
+	for name, res := range r.Checkers {
+		if res.Valid == Invalid {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Run runs the checkers concurrently (they only read in) and merges their

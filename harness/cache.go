@@ -132,3 +132,35 @@ func (d *Docker) BaseImages(ctx context.Context, m targets.Manifest) error {
 	}
 	return nil
 }
+
+// A run's own images (its nodes', the resource's, the sidecars') are
+// built from the source as the run starts, which costs a Go link and an
+// image of the binary: a second or two alone, ten or more beside other
+// runs. The runs of one process (a suite's) build each once, keyed by what
+// it is built from, and find it again while it is on the machine: a suite
+// tests its source as it was when it started.
+var built sync.Map // key -> *builtOnce
+
+type builtOnce struct {
+	once sync.Once
+	err  error
+}
+
+// buildOnce runs build for tag unless this process built it from key
+// already and the image is still there. A failed build is tried again by
+// the next run.
+func (d *Docker) buildOnce(ctx context.Context, tag, key string, build func() error) error {
+	key = tag + "\x00" + key
+	if v, ok := built.Load(key); ok {
+		if have, _ := d.hasImage(ctx, tag); !have {
+			built.CompareAndDelete(key, v)
+		}
+	}
+	v, _ := built.LoadOrStore(key, &builtOnce{})
+	b := v.(*builtOnce)
+	b.once.Do(func() { b.err = build() })
+	if b.err != nil {
+		built.CompareAndDelete(key, v)
+	}
+	return b.err
+}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/splitbrain/splitbrain/checkers"
@@ -48,6 +50,12 @@ type Config struct {
 	CheckTimeout    time.Duration `json:"check_timeout"`
 	RecoveryTimeout time.Duration `json:"recovery_timeout"`
 	ResultsDir      string        `json:"-"`
+	// StopOnViolation ends the run once its history, judged as it is
+	// written, shows a violation (by each checker of StopOn, if given;
+	// each must be Watched), instead of at the time limit. The verdict is
+	// still judged over the whole history.
+	StopOnViolation bool     `json:"stop_on_violation,omitempty"`
+	StopOn          []string `json:"stop_on,omitempty"`
 
 	// Progress receives the live progress line; nil for none.
 	Progress io.Writer `json:"-"`
@@ -138,6 +146,14 @@ func (c Config) Validate() error {
 		if _, err := checkers.ParsePromise(c.Promise); err != nil {
 			return badInput("--promise: %v", err)
 		}
+	}
+	for _, c := range c.StopOn {
+		if !slices.Contains(Watched, c) {
+			return badInput("--stop-on: %q is not one of the checkers a run can watch as it goes (%s)", c, strings.Join(Watched, ", "))
+		}
+	}
+	if len(c.StopOn) > 0 && !c.StopOnViolation {
+		return badInput("--stop-on needs --stop-on-violation")
 	}
 	if _, ok := resource.ParseMode(string(c.Resource)); !ok {
 		return badInput("--resource must be strict or unfenced, not %q", c.Resource)

@@ -263,19 +263,23 @@ func (r *run) partitions() bool {
 
 func (r *run) buildImages(ctx context.Context) error {
 	start := time.Now()
-	builds := []func() error{
-		func() error {
-			return r.docker.BuildTargetImage(ctx, r.nodeImage(), r.manifest.Dir, nodeBuild(r.manifest))
-		},
-		func() error { return r.docker.BuildGoImage(ctx, resourceImage, r.cfg.RepoRoot, resourceMain) },
+	d := r.docker
+	target := func(tag string, b targets.Build) func() error {
+		return func() error {
+			return d.buildOnce(ctx, tag, fmt.Sprintf("%s %+v", r.manifest.Dir, b), func() error { return d.BuildTargetImage(ctx, tag, r.manifest.Dir, b) })
+		}
 	}
+	ours := func(tag, pkg string) func() error {
+		return func() error {
+			return d.buildOnce(ctx, tag, r.cfg.RepoRoot+" "+pkg, func() error { return d.BuildGoImage(ctx, tag, r.cfg.RepoRoot, pkg) })
+		}
+	}
+	builds := []func() error{target(r.nodeImage(), nodeBuild(r.manifest)), ours(resourceImage, resourceMain)}
 	for _, s := range r.manifest.Services {
-		builds = append(builds, func() error {
-			return r.docker.BuildTargetImage(ctx, r.serviceImage(s), r.manifest.Dir, serviceBuild(s))
-		})
+		builds = append(builds, target(r.serviceImage(s), serviceBuild(s)))
 	}
 	if r.partitions() {
-		builds = append(builds, func() error { return r.docker.BuildGoImage(ctx, netfilterImage, r.cfg.RepoRoot, netfilterMain) })
+		builds = append(builds, ours(netfilterImage, netfilterMain))
 	}
 	errs := make([]error, len(builds))
 	var wg sync.WaitGroup
@@ -569,9 +573,20 @@ func (r *run) drive(ctx context.Context) error {
 	go func() { defer close(nemDone); nem.Run(nemCtx) }()
 	progress := startProgress(r.cfg, start, writer, obs, nem)
 
+	var violation <-chan results.StoppedEarly
+	if r.cfg.StopOnViolation {
+		violation = r.watch(workCtx, start)
+	}
 	select {
 	case <-ctx.Done():
 	case <-time.After(r.cfg.TimeLimit):
+	case v := <-violation:
+		// Ended as the time limit would end it: the fault in effect is
+		// healed and the quiet period shows whether the cluster recovers,
+		// so that the verdict is the one the whole run would reach.
+		r.info.StoppedEarly = &v
+		r.info.Notes = append(r.info.Notes, fmt.Sprintf("stopped early: %s found a violation %.1f s into the run, which ended there instead of at its time limit of %s; the verdict judges the whole history, healed and quiet",
+			strings.Join(v.Checkers, ", "), v.At, r.cfg.TimeLimit))
 	}
 	stopNemesis()
 	<-nemDone // every fault healed

@@ -25,16 +25,24 @@ type indexRow struct {
 	Duration   string
 }
 
-// WriteIndex rewrites results/index.html, newest run first.
+// indexData is what index.html.tmpl renders.
+type indexData struct {
+	Trends []trendRow
+	Runs   []indexRow
+}
+
+// WriteIndex rewrites results/index.html: the trend of each way of
+// running a target over the stored runs, then the runs, newest first.
 func WriteIndex(s Store) error {
 	runs, err := s.Runs()
 	if err != nil {
 		return err
 	}
 	rows := make([]indexRow, 0, len(runs))
+	trendRuns := make([]trendRun, 0, len(runs))
 	for _, info := range runs {
 		var report checkers.Report // no results yet: unknown
-		_ = ReadJSON(filepath.Join(s.Root, info.ID, ResultsFile), &report)
+		judged := ReadJSON(filepath.Join(s.Root, info.ID, ResultsFile), &report) == nil
 		c := configOf(info)
 		r := indexRow{Info: info, Verdict: report.Valid, Nemesis: strings.Join(c.Nemesis, ", "), Resource: c.Resource, Duration: "-"}
 		if info.Error != "" {
@@ -47,6 +55,7 @@ func WriteIndex(s Store) error {
 			r.Duration = fmt.Sprintf("%.0f s", info.Timings.Total)
 		}
 		rows = append(rows, r)
+		trendRuns = append(trendRuns, trendRunOf(r, report, judged))
 	}
-	return writeTemplate(filepath.Join(s.Root, IndexFile), indexTmpl, rows)
+	return writeTemplate(filepath.Join(s.Root, IndexFile), indexTmpl, indexData{Trends: trends(trendRuns), Runs: rows})
 }

@@ -47,7 +47,18 @@ type Info struct {
 	// died on its own and was down at the end).
 	Notes       []string `json:"notes,omitempty"`
 	Interrupted bool     `json:"interrupted,omitempty"`
-	Error       string   `json:"error,omitempty"` // why the harness failed, if it did
+	// StoppedEarly is set when the run was asked to stop at a violation
+	// and did, before its time limit.
+	StoppedEarly *StoppedEarly `json:"stopped_early,omitempty"`
+	Error        string        `json:"error,omitempty"` // why the harness failed, if it did
+}
+
+// StoppedEarly says when a run watching its history for a violation saw
+// one, and which checkers had found one by then. The verdict is still the
+// checkers' over the whole history, written until the end of the run.
+type StoppedEarly struct {
+	At       float64  `json:"at_s"` // since the run started
+	Checkers []string `json:"checkers"`
 }
 
 // Versions of what took part.
@@ -148,4 +159,60 @@ func (s Store) Runs() ([]Info, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Started.After(out[j].Started) })
 	return out, nil
+}
+
+// Prune bounds the store: it removes the runs beyond the newest keep
+// (keep <= 0: no bound by count) and those started before now-olderThan
+// (olderThan <= 0: no bound by age; a run of unknown start is never too
+// old), then rewrites index.html if it removed anything. It never removes
+// the run latest points to, nor a folder that is not the run's: one
+// without a run.json naming it, or whose run.json is another run's.
+// removed holds the removed runs' ids, newest first, also when err says
+// why the others were not removed.
+func (s Store) Prune(keep int, olderThan time.Duration, now time.Time) (removed []string, err error) {
+	runs, err := s.Runs()
+	if err != nil {
+		return nil, err
+	}
+	latest, _ := os.Stat(filepath.Join(s.Root, LatestLink)) // nil: no latest run
+	cutoff := now.Add(-olderThan)
+	for i, info := range runs { // newest first
+		tooMany := keep > 0 && i >= keep
+		tooOld := olderThan > 0 && !info.Started.IsZero() && info.Started.Before(cutoff)
+		if !tooMany && !tooOld {
+			continue
+		}
+		dir, ok := s.runDir(info)
+		if !ok {
+			continue
+		}
+		if st, serr := os.Stat(dir); serr != nil || (latest != nil && os.SameFile(st, latest)) {
+			continue
+		}
+		if err = os.RemoveAll(dir); err != nil {
+			break
+		}
+		removed = append(removed, info.ID)
+	}
+	if len(removed) > 0 || err != nil { // a failed removal may have removed part of a run
+		err = errors.Join(err, WriteIndex(s))
+	}
+	return removed, err
+}
+
+// runDir is the folder of run info, if it has one: a single path element,
+// the run's id, whose run.json is the run's (same id, same start). An id is
+// read from a file: one that is empty or "..", or one that another
+// folder's run.json names, must not lead a removal outside the run.
+func (s Store) runDir(info Info) (string, bool) {
+	id := info.ID
+	if id == "." || filepath.Base(id) != id || !filepath.IsLocal(id) {
+		return "", false
+	}
+	dir := filepath.Join(s.Root, id)
+	var own Info
+	if ReadJSON(filepath.Join(dir, RunFile), &own) != nil || own.ID != id || !own.Started.Equal(info.Started) {
+		return "", false
+	}
+	return dir, true
 }

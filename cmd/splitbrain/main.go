@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/splitbrain/splitbrain/checkers"
 	"github.com/splitbrain/splitbrain/harness"
+	"github.com/splitbrain/splitbrain/harness/suite"
 	"github.com/splitbrain/splitbrain/history"
 	"github.com/splitbrain/splitbrain/results"
 	"github.com/splitbrain/splitbrain/targets"
@@ -42,8 +44,14 @@ const usage = `usage:
   splitbrain analyze RUN_DIR        re-check a stored run
   splitbrain serve [--addr 127.0.0.1:8080] [--results DIR]
   splitbrain targets                list targets and what each promises
-  splitbrain catalogue [--target T] [--family F] [--expect valid|invalid] [--runs N] [--seed N] [--time-limit D] [--table]
-                                    run the expected verdicts of targets/catalogue.yaml; exit 1 if one differs
+                 [--stop-on-violation [--stop-on CHECKERS]] [--junit FILE]
+  splitbrain suite FILE [--shard I/N] [--parallel N] [--stop-on-violation] [--junit FILE] [--results DIR]
+                   [--target T] [--family F] [--expect valid|invalid] [--runs N] [--seed N] [--time-limit D] [--table]
+                                    run a suite (targets/catalogue.yaml is one); exit 0 only if every run reached its verdict
+  splitbrain merge --results DIR [--junit FILE] SHARD_DIR...
+                                    join the results folders of a suite's shards into one
+  splitbrain prune [--keep N] [--older-than D] [--results DIR]
+                                    remove stored runs beyond the newest N, or older than D
   splitbrain images [--target T]    make the cached images targets stand on (Debian packages, etcd) ahead of a run
   splitbrain clean                  remove every container and network a run left behind`
 
@@ -72,8 +80,12 @@ func run(args []string) int {
 		code, err = serveCmd(ctx, args[1:])
 	case "targets":
 		code, err = targetsCmd(args[1:])
-	case "catalogue":
-		code, err = catalogueCmd(ctx, args[1:])
+	case "suite":
+		code, err = suiteCmd(ctx, args[1:])
+	case "merge":
+		code, err = mergeCmd(args[1:])
+	case "prune":
+		code, err = pruneCmd(args[1:])
 	case "images":
 		code, err = imagesCmd(ctx, args[1:])
 	case "clean":
@@ -82,7 +94,7 @@ func run(args []string) int {
 		fmt.Println(usage)
 		return exitValid
 	default:
-		err = badInput("unknown command %q (run, analyze, serve, targets, catalogue, images, clean)", args[0])
+		err = badInput("unknown command %q (run, analyze, serve, targets, suite, merge, prune, images, clean)", args[0])
 	}
 	if errors.Is(err, errHelp) {
 		return exitValid
@@ -101,9 +113,7 @@ func run(args []string) int {
 func help(fs *flag.FlagSet) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "usage: splitbrain %s [flags]", fs.Name())
-	if fs.Name() == "analyze" {
-		b.WriteString(" RUN_DIR")
-	}
+	b.WriteString(map[string]string{"analyze": " RUN_DIR", "suite": " FILE", "merge": " SHARD_DIR..."}[fs.Name()])
 	b.WriteString("\n\nflags:\n")
 	fs.SetOutput(&b)
 	fs.PrintDefaults()
@@ -134,7 +144,7 @@ func parse(fs *flag.FlagSet, args []string) error {
 		}
 		return badInput("%s: %v", fs.Name(), err)
 	}
-	if fs.NArg() > 0 && fs.Name() != "analyze" {
+	if fs.NArg() > 0 && !slices.Contains([]string{"analyze", "suite", "merge"}, fs.Name()) {
 		return badInput("%s: unexpected argument %q", fs.Name(), fs.Arg(0))
 	}
 	return nil
@@ -160,6 +170,9 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 	res := fs.String("resource", string(cfg.Resource), "strict or unfenced")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the workload and the nemesis schedule")
 	fs.StringVar(&cfg.ResultsDir, "results", cfg.ResultsDir, "results folder")
+	fs.BoolVar(&cfg.StopOnViolation, "stop-on-violation", false, "end the run at the first violation its history shows as it is written, then heal, tear down and judge the whole history")
+	stopOn := fs.String("stop-on", "", "with --stop-on-violation: stop once each of these checkers found one ("+strings.Join(harness.Watched, ", ")+")")
+	junit := fs.String("junit", "", "write a JUnit XML report of the run to this file")
 	checkFlags(fs, &cfg)
 	fs.Lookup("seed").DefValue = "random, kept in run.json"
 	if err := parse(fs, args); err != nil {
@@ -167,7 +180,13 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 	}
 	cfg.Nemesis = strings.Split(*nem, ",")
 	cfg.Resource = resource.Mode(*res)
+	if *stopOn != "" {
+		cfg.StopOn = strings.Split(*stopOn, ",")
+	}
 	if err := cfg.Validate(); err != nil {
+		return 0, err
+	}
+	if err := writable(cfg.ResultsDir, *junit); err != nil {
 		return 0, err
 	}
 	root, err := repoRoot()
@@ -177,7 +196,14 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 	cfg.RepoRoot, cfg.TargetsRoot = root, filepath.Join(root, "targets")
 	cfg.Command = reproduce(fs, cfg)
 
+	began := time.Now()
 	out, err := harness.Run(ctx, cfg)
+	if *junit != "" {
+		rec := suite.Single(cfg, out, err, time.Since(began))
+		if jerr := writeJUnit(*junit, rec, cfg.ResultsDir); jerr != nil && err == nil {
+			err = jerr
+		}
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -292,19 +318,9 @@ func analyzeCmd(args []string) (int, error) {
 	fs := flag.NewFlagSet("analyze", flag.ContinueOnError)
 	var flags harness.Config
 	checkFlags(fs, &flags)
-	if err := parse(fs, args); err != nil {
+	dir, err := parseWithFile(fs, args, "one run folder, e.g. results/latest")
+	if err != nil {
 		return 0, err
-	}
-	if fs.NArg() == 0 {
-		return 0, badInput("analyze: give one run folder, e.g. results/latest")
-	}
-	dir := fs.Arg(0)
-	// Flags may also follow the folder.
-	if err := parse(fs, fs.Args()[1:]); err != nil {
-		return 0, err
-	}
-	if fs.NArg() > 0 {
-		return 0, badInput("analyze: give one run folder, not also %q", fs.Arg(0))
 	}
 	var info results.Info
 	if err := results.ReadJSON(filepath.Join(dir, results.RunFile), &info); err != nil {

@@ -156,7 +156,7 @@ func TestServeIndexIsHome(t *testing.T) {
 // --help on every command prints each flag with its default and meaning,
 // and exits 0: asking how is not bad input.
 func TestHelpExitsZero(t *testing.T) {
-	for _, cmd := range []string{"run", "analyze", "serve", "targets", "catalogue", "images", "clean"} {
+	for _, cmd := range []string{"run", "analyze", "serve", "targets", "suite", "merge", "prune", "images", "clean"} {
 		var code int
 		out := captureStdout(t, func() { code = run([]string{cmd, "--help"}) })
 		if code != exitValid {

@@ -1,0 +1,275 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/splitbrain/splitbrain/harness/suite"
+	"github.com/splitbrain/splitbrain/results"
+)
+
+// suiteCmd runs a suite file's runs, a line for each as it ends, then a
+// summary table; it exits 0 only when every run reached the verdict it had
+// to, 1 when one reached another, 2 when one reached none (unknown, or
+// the harness failed).
+func suiteCmd(ctx context.Context, args []string) (int, error) {
+	fs := flag.NewFlagSet("suite", flag.ContinueOnError)
+	var (
+		f            suite.Filter
+		o            suite.Options
+		junit, shard string
+		parallel     int
+	)
+	fs.StringVar(&f.Target, "target", "", "only this target's runs")
+	fs.StringVar(&f.Family, "family", "", "only the rows of this nemesis family")
+	fs.StringVar(&f.Expect, "expect", "", "only the rows expecting this verdict (valid or invalid)")
+	fs.IntVar(&o.Runs, "runs", 0, "runs per row, with seeds seed, seed+1, ... (default: the row's)")
+	fs.Uint64Var(&o.Seed, "seed", 0, "first seed of every row instead of its own")
+	fs.DurationVar(&o.TimeLimit, "time-limit", 0, "time limit of every run instead of its row's")
+	fs.BoolVar(&o.StopOnViolation, "stop-on-violation", false, "end each run at the violation it must find (a valid row: at any) instead of at its time limit")
+	fs.StringVar(&o.ResultsDir, "results", "results", "results folder; the suite's record is its suite.json")
+	fs.StringVar(&junit, "junit", "", "write a JUnit XML report to this file")
+	fs.StringVar(&shard, "shard", "", "I/N: run only every N-th run from the I-th, one of N CI runners")
+	fs.IntVar(&parallel, "parallel", 1, "runs at once")
+	table := fs.Bool("table", false, "print the suite as targets/README.md's table (its rows must name families), run nothing")
+	file, err := parseWithFile(fs, args, "a suite file, e.g. targets/catalogue.yaml")
+	if err != nil {
+		return 0, err
+	}
+	if f.Expect != "" && f.Expect != "valid" && f.Expect != "invalid" {
+		return 0, badInput("suite: --expect must be valid or invalid, not %q", f.Expect)
+	}
+	if o.Runs < 0 || parallel < 1 {
+		return 0, badInput("suite: --runs and --parallel must be at least 1")
+	}
+	root, all, err := repoTargets()
+	if err != nil {
+		return 0, err
+	}
+	s, err := suite.Load(file, all)
+	if err != nil {
+		return 0, badInput("suite: %v", err)
+	}
+	if *table {
+		fmt.Print(s.Markdown())
+		return exitValid, nil
+	}
+	o.RepoRoot = root
+	cases, err := s.Cases(f, o)
+	if err != nil {
+		return 0, badInput("suite: %v", err)
+	}
+	rec := results.Suite{Name: suiteName(file), File: file, Total: len(cases), Started: time.Now().UTC()}
+	if shard != "" {
+		i, n, err := suite.ParseShard(shard)
+		if err != nil {
+			return 0, badInput("suite: %v", err)
+		}
+		cases, rec.Shard = suite.Shard(cases, i, n), shard
+	}
+	if err := writable(o.ResultsDir, junit); err != nil {
+		return 0, err
+	}
+
+	began, done := time.Now(), 0
+	r := suite.Runner{
+		Parallel: parallel,
+		Began: func(c suite.Case) {
+			fmt.Fprintf(os.Stderr, "suite: [%d/%d] %s\n", c.Index+1, rec.Total, c.Config.Command)
+		},
+		Done: func(c suite.Case, rc results.Case) {
+			done++
+			fmt.Println(caseLine(done, len(cases), rc, o.ResultsDir))
+		},
+	}
+	rec.Cases = r.Run(ctx, cases)
+	if err := writeSuite(o.ResultsDir, junit, rec); err != nil {
+		return 0, err
+	}
+	fmt.Print(suite.Summary(rec))
+	fmt.Printf("suite %s: %d runs in %s\n", rec.Name, len(rec.Cases), time.Since(began).Round(time.Second))
+	if ctx.Err() != nil {
+		fmt.Printf("suite %s: interrupted, %d of its %d runs not run\n", rec.Name, len(cases)-len(rec.Cases), len(cases))
+		return exitUnknown, nil
+	}
+	return suiteCode(rec), nil
+}
+
+// caseLine is the line a run gets as it ends.
+func caseLine(done, of int, c results.Case, root string) string {
+	mark := map[string]string{results.Pass: "ok", results.Failure: "FAIL", results.Error: "ERROR"}[c.Outcome]
+	found := c.Verdict
+	if c.FirstViolation != nil {
+		found += fmt.Sprintf(", first violation at %.1f s", *c.FirstViolation)
+	}
+	if c.StoppedEarly {
+		found += ", stopped there"
+	}
+	line := fmt.Sprintf("[%d/%d] %-5s %s: %s in %.0f s", done, of, mark, c.Name, found, c.Seconds)
+	if c.Message != "" {
+		line += "\n      " + c.Message
+	}
+	if c.Outcome != results.Pass && c.Run != "" {
+		line += "\n      " + c.Report(root)
+	}
+	return line
+}
+
+// suiteCode is the exit code of a suite: failures are invalid verdicts
+// where another was expected (or a valid one where a violation was);
+// errors are runs that proved nothing either way.
+func suiteCode(s results.Suite) int {
+	code := exitValid
+	for _, c := range s.Cases {
+		switch c.Outcome {
+		case results.Failure:
+			return exitInvalid
+		case results.Error:
+			code = exitUnknown
+		}
+	}
+	return code
+}
+
+// writeSuite leaves the suite's record in its results folder and, when
+// asked, its JUnit report.
+func writeSuite(root, junit string, s results.Suite) error {
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return err
+	}
+	if err := results.WriteSuite(root, s); err != nil {
+		return err
+	}
+	if junit == "" {
+		return nil
+	}
+	return writeJUnit(junit, s, root)
+}
+
+func writeJUnit(path string, s results.Suite, root string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := results.WriteJUnit(f, s, root); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// writable checks, before anything starts, that the results folder and
+// the JUnit file can be written.
+func writable(root, junit string) error {
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return badInput("--results: %v", err)
+	}
+	if junit == "" {
+		return nil
+	}
+	if st, err := os.Stat(filepath.Dir(junit)); err != nil || !st.IsDir() {
+		return badInput("--junit %s: its folder does not exist", junit)
+	}
+	return nil
+}
+
+func suiteName(file string) string {
+	return strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+}
+
+// parseWithFile parses flags around one positional argument, a file
+// (flags may come before or after it).
+func parseWithFile(fs *flag.FlagSet, args []string, what string) (string, error) {
+	if err := parse(fs, args); err != nil {
+		return "", err
+	}
+	if fs.NArg() == 0 {
+		return "", badInput("%s: give %s", fs.Name(), what)
+	}
+	file := fs.Arg(0)
+	if err := parse(fs, fs.Args()[1:]); err != nil {
+		return "", err
+	}
+	if fs.NArg() > 0 {
+		return "", badInput("%s: give one file, not also %q", fs.Name(), fs.Arg(0))
+	}
+	return file, nil
+}
+
+// mergeCmd joins the results folders of a suite's shards: their runs in
+// one folder, one suite.json and JUnit report as if one runner had run the
+// whole suite, and the summary table.
+func mergeCmd(args []string) (int, error) {
+	fs := flag.NewFlagSet("merge", flag.ContinueOnError)
+	out := fs.String("results", "", "the results folder to merge into")
+	junit := fs.String("junit", "", "write the merged JUnit XML report to this file")
+	if err := parse(fs, args); err != nil {
+		return 0, err
+	}
+	dirs := fs.Args()
+	if *out == "" || len(dirs) == 0 {
+		return 0, badInput("merge: give --results DIR and the shards' results folders")
+	}
+	var shards []results.Suite
+	for _, d := range dirs {
+		s, err := results.ReadSuite(d)
+		if err != nil {
+			return 0, badInput("merge: %s holds no suite's record: %v", d, err)
+		}
+		shards = append(shards, s)
+	}
+	merged, err := results.MergeSuites(shards)
+	if err != nil {
+		return 0, badInput("merge: %v", err)
+	}
+	if err := writable(*out, *junit); err != nil {
+		return 0, err
+	}
+	for i, s := range shards {
+		for _, c := range s.Cases {
+			if c.Run == "" {
+				continue
+			}
+			if err := results.CopyRun(dirs[i], *out, c.Run); err != nil {
+				return 0, fmt.Errorf("merge: %v", err)
+			}
+		}
+	}
+	if err := writeSuite(*out, *junit, merged); err != nil {
+		return 0, err
+	}
+	if err := results.WriteIndex(results.Store{Root: *out}); err != nil {
+		return 0, err
+	}
+	fmt.Print(suite.Summary(merged))
+	return suiteCode(merged), nil
+}
+
+// pruneCmd bounds a results folder: the newest runs are kept, the run
+// latest points to always.
+func pruneCmd(args []string) (int, error) {
+	fs := flag.NewFlagSet("prune", flag.ContinueOnError)
+	keep := fs.Int("keep", 0, "keep the newest N runs (0: no bound by count)")
+	olderThan := fs.Duration("older-than", 0, "remove runs started longer ago than this, e.g. 720h (0: no bound by age)")
+	dir := fs.String("results", "results", "results folder")
+	if err := parse(fs, args); err != nil {
+		return 0, err
+	}
+	if *keep < 0 || *olderThan < 0 || (*keep == 0 && *olderThan == 0) {
+		return 0, badInput("prune: give --keep N (at least 1) or --older-than D (positive), or both")
+	}
+	if st, err := os.Stat(*dir); err != nil || !st.IsDir() {
+		return 0, badInput("prune: %s is not a results folder", *dir)
+	}
+	removed, err := results.Store{Root: *dir}.Prune(*keep, *olderThan, time.Now())
+	fmt.Printf("splitbrain: removed %d runs from %s\n", len(removed), *dir)
+	if err != nil {
+		return 0, err
+	}
+	return exitValid, nil
+}

@@ -1,0 +1,185 @@
+package suite
+
+import (
+	"cmp"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/splitbrain/splitbrain/harness"
+	"github.com/splitbrain/splitbrain/workloads/resource"
+)
+
+// Case is one run of a suite: a row's target under one of its nemesis
+// lists on one of its seeds.
+type Case struct {
+	// Index is the case's place among the cases selected to run, from 0.
+	Index  int
+	Row    Row
+	Target string // the target's name
+	Config harness.Config
+}
+
+// Name says the target (and how it was run or judged), the nemesis and
+// the seed: JUnit's test case name.
+func (c Case) Name() string {
+	return fmt.Sprintf("%s; seed %d", c.RowName(), c.Config.Seed)
+}
+
+// RowName is the name without the seed: the runs of a row under one
+// nemesis list share it, and the summary table has a line for each.
+func (c Case) RowName() string {
+	return label(c.Target, c.Row) + "; " + strings.Join(c.Config.Nemesis, ",")
+}
+
+// Options change how a suite's cases are run, from the command line.
+type Options struct {
+	RepoRoot   string // splitbrain's source folder
+	ResultsDir string
+	// Seed, TimeLimit and Runs replace every row's when set.
+	Seed      uint64
+	TimeLimit time.Duration
+	Runs      int
+	// StopOnViolation ends each run at the violation it had to find (or
+	// at any, for a row that must be valid) instead of at its time limit.
+	StopOnViolation bool
+}
+
+// Filter picks rows; an empty field picks all.
+type Filter struct {
+	Target, Family, Expect string
+}
+
+func (f Filter) keeps(r Row, target string) bool {
+	return (f.Target == "" || f.Target == target) && (f.Family == "" || f.Family == r.Family) && (f.Expect == "" || f.Expect == r.Expect)
+}
+
+// Cases expands the rows f keeps into runs, in the file's order: each
+// row's targets, then its nemesis lists, then its seeds. Every run's
+// settings are validated here, before any starts: a bad row must not
+// fail an hour in.
+func (s *Suite) Cases(f Filter, o Options) ([]Case, error) {
+	known := map[string]bool{}
+	var out []Case
+	for i, r := range s.Rows {
+		st := s.Settings(r)
+		st.Seed, st.TimeLimit, st.Runs = cmp.Or(o.Seed, st.Seed), cmp.Or(o.TimeLimit, st.TimeLimit), cmp.Or(o.Runs, st.Runs)
+		targets, dirs := r.Targets, []string(nil)
+		if r.Target != "" {
+			targets = append([]string{r.Target}, targets...)
+		}
+		names := append([]string(nil), targets...)
+		for range targets {
+			dirs = append(dirs, "")
+		}
+		if r.TargetDir != "" {
+			dir := r.TargetDir
+			if !filepath.IsAbs(dir) {
+				dir = filepath.Join(filepath.Dir(s.path), dir)
+			}
+			names, dirs = append(names, filepath.Base(dir)), append(dirs, dir)
+		}
+		for t, name := range names {
+			if !f.keeps(r, name) {
+				continue
+			}
+			known[name] = true
+			for _, nem := range r.nemesisLists() {
+				for _, seed := range r.seeds(st) {
+					cfg := config(st, r, nem, o)
+					cfg.Target, cfg.TargetDir, cfg.Seed = name, dirs[t], seed
+					if dirs[t] != "" {
+						cfg.Target = ""
+					}
+					if err := cfg.Validate(); err != nil {
+						return nil, fmt.Errorf("%s:%d: row %d: %v", s.path, r.line, i+1, err)
+					}
+					cfg.Command = Command(cfg)
+					out = append(out, Case{Index: len(out), Row: r, Target: name, Config: cfg})
+				}
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no row for target %q, family %q, expect %q", s.path, f.Target, f.Family, f.Expect)
+	}
+	return out, nil
+}
+
+// config is a run of row r under nemesis nem with settings st.
+func config(st Settings, r Row, nem []string, o Options) harness.Config {
+	cfg := harness.DefaultConfig()
+	cfg.RepoRoot, cfg.TargetsRoot = o.RepoRoot, filepath.Join(o.RepoRoot, "targets")
+	cfg.ResultsDir = cmp.Or(o.ResultsDir, cfg.ResultsDir)
+	cfg.Promise, cfg.Nemesis = r.Promise, nem
+	cfg.Progress = nil
+	cfg.Nodes = cmp.Or(st.Nodes, cfg.Nodes)
+	cfg.TimeLimit = cmp.Or(st.TimeLimit, cfg.TimeLimit)
+	cfg.NemesisInterval = cmp.Or(st.NemesisInterval, cfg.NemesisInterval)
+	cfg.QuietPeriod = cmp.Or(st.QuietPeriod, cfg.QuietPeriod)
+	cfg.RecoveryTimeout = cmp.Or(st.RecoveryTimeout, cfg.RecoveryTimeout)
+	cfg.Resource = cmp.Or(resource.Mode(st.Resource), cfg.Resource)
+	// A row that must be valid stops at any violation: it has failed. One
+	// that must be invalid stops once each checker it expects found one,
+	// unless one of them judges only whole runs.
+	if o.StopOnViolation && !slices.ContainsFunc(r.By, func(c string) bool { return !slices.Contains(harness.Watched, c) }) {
+		cfg.StopOnViolation, cfg.StopOn = true, r.By
+	}
+	return cfg
+}
+
+// Command is the `splitbrain run` that repeats one run.
+func Command(c harness.Config) string {
+	parts := []string{"splitbrain run"}
+	if c.TargetDir != "" {
+		parts = append(parts, "--target-dir="+c.TargetDir)
+	} else {
+		parts = append(parts, "--target="+c.Target)
+	}
+	if c.Promise != "" {
+		parts = append(parts, fmt.Sprintf("--promise=%q", c.Promise))
+	}
+	parts = append(parts,
+		fmt.Sprintf("--nodes=%d", c.Nodes),
+		"--nemesis="+strings.Join(c.Nemesis, ","))
+	if c.NemesisInterval > 0 {
+		parts = append(parts, "--nemesis-interval="+c.NemesisInterval.String())
+	}
+	parts = append(parts,
+		"--time-limit="+c.TimeLimit.String(),
+		"--quiet-period="+c.QuietPeriod.String(),
+		"--recovery-timeout="+c.RecoveryTimeout.String(),
+		"--resource="+string(c.Resource),
+		fmt.Sprintf("--seed=%d", c.Seed))
+	if c.StopOnViolation {
+		parts = append(parts, "--stop-on-violation")
+		if len(c.StopOn) > 0 {
+			parts = append(parts, "--stop-on="+strings.Join(c.StopOn, ","))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// Shard keeps every n-th case from the i-th (1 <= i <= n): n CI runners,
+// each given its own i, run the whole suite between them. Dealing the
+// cases round-robin spreads each row's seeds, and the slow rows, over
+// the runners.
+func Shard(cases []Case, i, n int) []Case {
+	var out []Case
+	for _, c := range cases {
+		if c.Index%n == i-1 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// ParseShard reads "I/N".
+func ParseShard(s string) (i, n int, err error) {
+	if _, err := fmt.Sscanf(s, "%d/%d", &i, &n); err != nil || fmt.Sprintf("%d/%d", i, n) != s || n < 1 || i < 1 || i > n {
+		return 0, 0, fmt.Errorf("--shard %q: want I/N with 1 <= I <= N, such as 1/4", s)
+	}
+	return i, n, nil
+}

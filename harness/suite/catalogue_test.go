@@ -1,0 +1,147 @@
+package suite
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/splitbrain/splitbrain/checkers"
+	"github.com/splitbrain/splitbrain/targets"
+)
+
+const catalogue = "../../targets/catalogue.yaml"
+
+func repositoryTargets(t *testing.T) []targets.Manifest {
+	all, err := targets.List("../../targets")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return all
+}
+
+func TestRepositoryCatalogue(t *testing.T) {
+	all := repositoryTargets(t)
+	c, err := Load(catalogue, all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every target, under every family.
+	for _, m := range all {
+		for _, f := range Families {
+			if !m.Faces(f) {
+				continue
+			}
+			if !containsRow(c, m.Name, f) {
+				t.Errorf("no row for %s under %s", m.Name, f)
+			}
+		}
+	}
+	// The README shows the same table.
+	readme, err := os.ReadFile("../../targets/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), c.Markdown()) {
+		t.Errorf("targets/README.md does not hold the catalogue's table; `splitbrain suite targets/catalogue.yaml --table` prints it:\n%s", c.Markdown())
+	}
+	s := c.Settings(Row{Target: "raft", Settings: Settings{TimeLimit: time.Minute}})
+	if s.TimeLimit != time.Minute || s.Nodes != 5 || s.Resource != "strict" {
+		t.Errorf("settings over defaults: %+v", s)
+	}
+}
+
+func containsRow(c *Suite, target, family string) bool {
+	for _, r := range c.Rows {
+		if r.Target == target && r.Family == family && r.Promise == "" && r.Resource == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// A bad suite is one line naming the file, the line and the reason.
+func TestLoadErrors(t *testing.T) {
+	known := []targets.Manifest{{Name: "raft"}}
+	for _, tc := range []struct{ row, want string }{
+		{"{target: paxos, family: none, expect: valid}", ":3: row 2: unknown target \"paxos\""},
+		{"{target: raft, family: meteor, expect: valid}", ":3: row 2: family"},
+		{"{target: raft, family: kill, nemesis: [pause-leader], expect: valid}", "not of the kill family"},
+		{"{target: raft, nemesis: [meteor-strike], expect: valid}", ":3: row 2: unknown"},
+		{"{target: raft, family: none, expect: maybe}", "want valid or invalid"},
+		{"{target: raft, family: none, expect: invalid}", "(by)"},
+		{"{target: raft, family: none, expect: invalid, by: [consensus]}", "unknown checker \"consensus\""},
+		{"{target: raft, family: none, expect: valid, by: [stale-token]}", "names no checkers"},
+		{"{target: raft, family: none, expect: valid, promise: always}", "unknown promise"},
+		{"{target: raft, family: none, expect: valid, timelimit: 3s}", ":3: field timelimit not found"},
+		{"{target: raft, family: service, expect: valid}", "no fault of the service family reaches target raft"},
+		{"{target: raft, expect: valid}", "no faults"},
+		{"{family: none, expect: valid}", "no target"},
+		{"{target: raft, family: none, expect: valid, seeds: [1], runs: 2}", "not both"},
+		{"{target: raft, family: none, expect: valid, target_dir: nowhere}", "target_dir"},
+		{"[target: raft", ": did not find expected"},
+	} {
+		path := filepath.Join(t.TempDir(), "s.yaml")
+		os.WriteFile(path, []byte("rows:\n  - {target: raft, family: none, expect: valid}\n  - "+tc.row+"\n"), 0o644)
+		_, err := Load(path, known)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), path) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: got %v, want one line starting with the file and holding %q", tc.row, err, tc.want)
+		}
+	}
+}
+
+func report(v checkers.Validity, invalid ...string) checkers.Report {
+	rep := checkers.Report{Valid: v, Checkers: map[string]checkers.Result{"availability": {Valid: checkers.Valid}}}
+	for i, c := range invalid {
+		rep.Checkers[c] = checkers.Result{Valid: checkers.Invalid, Violations: []checkers.Violation{{Time: int64(i+2) * 1e9, Message: c + " saw it"}}}
+	}
+	return rep
+}
+
+func TestJudge(t *testing.T) {
+	valid := Row{Expect: "valid"}
+	caught := Row{Expect: "invalid", By: []string{"leader-overlap"}, May: []string{"election-safety"}}
+	for _, tc := range []struct {
+		row  Row
+		rep  checkers.Report
+		want string // "" for as expected
+	}{
+		{valid, report(checkers.Valid), ""},
+		{valid, report(checkers.Unknown), "want valid, got unknown"},
+		{valid, report(checkers.Invalid, "stale-token"), "want valid, got invalid by stale-token"},
+		{caught, report(checkers.Invalid, "leader-overlap"), ""},
+		{caught, report(checkers.Invalid, "leader-overlap", "election-safety"), ""},
+		{caught, report(checkers.Valid), "got valid"},
+		{caught, report(checkers.Invalid, "election-safety"), "got invalid by election-safety"},
+		{caught, report(checkers.Invalid, "leader-overlap", "stale-token"), "stale-token found a violation the row does not expect"},
+	} {
+		err := tc.row.Judge(tc.rep)
+		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%+v on %v: got %v, want %q", tc.row, tc.rep.Invalid(), err, tc.want)
+		}
+	}
+	if c, v, ok := FirstViolation(report(checkers.Invalid, "leader-overlap", "election-safety")); !ok || v.Time != 2e9 || c != "leader-overlap" {
+		t.Errorf("first violation %s %v %v", c, v, ok)
+	}
+	if _, _, ok := FirstViolation(report(checkers.Valid)); ok {
+		t.Error("a violation in a valid report")
+	}
+}
+
+func TestDetection(t *testing.T) {
+	for _, tc := range []struct {
+		firsts []float64
+		runs   int
+		want   string
+	}{
+		{nil, 2, "no violation in 2/2 runs"},
+		{[]float64{9}, 1, "violation in 1/1 runs, first after 9.0 s"},
+		{[]float64{12, 6, 30}, 5, "violation in 3/5 runs, first after 12.0 s (median of 6.0, 12.0, 30.0)"},
+		{[]float64{8, 6}, 2, "violation in 2/2 runs, first after 7.0 s (median of 6.0, 8.0)"},
+	} {
+		if got := Detection(tc.firsts, tc.runs); got != tc.want {
+			t.Errorf("got %q, want %q", got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,322 @@
+// Package suite reads suite files (runs of targets under nemeses and seeds, each with the verdict it must reach), runs them and judges them.
+package suite
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/splitbrain/splitbrain/checkers"
+	"github.com/splitbrain/splitbrain/nemesis"
+	"github.com/splitbrain/splitbrain/targets"
+)
+
+// Families are the nemesis families of the catalogue's table, in order.
+// "service" applies only to targets with service containers.
+var Families = []string{"none", "partition", "pause", "kill", "clock", "service"}
+
+// Suite is a suite file: rows of runs, each with the verdict it must
+// reach. targets/catalogue.yaml is one.
+type Suite struct {
+	Defaults Settings `yaml:"defaults"`
+	Rows     []Row    `yaml:"rows"`
+	// path is the file it was read from: target_dir is relative to its
+	// folder, and errors name it.
+	path string
+}
+
+// Settings are the settings of a row's runs; a row's own override the
+// suite's defaults, and zero means the harness's default.
+type Settings struct {
+	Nodes           int           `yaml:"nodes"`
+	TimeLimit       time.Duration `yaml:"time_limit"`
+	NemesisInterval time.Duration `yaml:"nemesis_interval"`
+	QuietPeriod     time.Duration `yaml:"quiet_period"`
+	RecoveryTimeout time.Duration `yaml:"recovery_timeout"`
+	Resource        string        `yaml:"resource"`
+	// Seed is the first seed of a row without seeds, and Runs how many
+	// runs it gets, with seeds Seed, Seed+1, ...
+	Seed uint64 `yaml:"seed"`
+	Runs int    `yaml:"runs"`
+}
+
+// Row is one expectation: targets under nemesis lists, on seeds, must
+// each reach one verdict.
+type Row struct {
+	// Target, Targets and TargetDir name the targets: by name (a folder
+	// of the repository's targets/), or a folder anywhere, relative to
+	// the suite file's.
+	Target    string   `yaml:"target"`
+	Targets   []string `yaml:"targets"`
+	TargetDir string   `yaml:"target_dir"`
+	// Family is a nemesis family: the row's runs draw from it unless
+	// Nemesis narrows it, and the catalogue's table shows the row in its
+	// column.
+	Family string `yaml:"family"`
+	// Nemesis is one run's --nemesis list; Nemeses gives several, a run
+	// under each.
+	Nemesis []string `yaml:"nemesis"`
+	Nemeses []string `yaml:"nemeses"`
+	// Seeds are the runs' seeds, instead of Seed and Runs.
+	Seeds []uint64 `yaml:"seeds"`
+	// Promise judges the runs by another promise than the target's own,
+	// such as a claim the seeds made for it.
+	Promise string `yaml:"promise"`
+	// Expect is "valid" or "invalid".
+	Expect string `yaml:"expect"`
+	// By are the checkers that must find the violation of an invalid row;
+	// May are checkers that may find one too. Any other invalid checker
+	// is a verdict that differs.
+	By  []string `yaml:"by"`
+	May []string `yaml:"may"`
+	// Why says in a sentence what the row shows.
+	Why string `yaml:"why"`
+
+	Settings `yaml:",inline"`
+
+	line int // where the row begins in its file
+}
+
+// lineOf finds "line N" in a YAML error.
+var lineOf = regexp.MustCompile(`line (\d+)`)
+
+// Load reads and validates a suite file; every target it names must be
+// one of known (the repository's targets) or a folder with a manifest.
+// Its errors name the file and the line.
+func Load(path string, known []targets.Manifest) (*Suite, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	s := &Suite{path: path}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(s); err != nil && !errors.Is(err, io.EOF) {
+		msg := strings.TrimPrefix(strings.ReplaceAll(err.Error(), "\n ", ""), "yaml: ")
+		msg = strings.TrimPrefix(msg, "unmarshal errors: ")
+		if m := lineOf.FindStringSubmatch(msg); m != nil {
+			return nil, fmt.Errorf("%s:%s: %s", path, m[1], strings.TrimSpace(strings.Replace(msg, m[0]+":", "", 1)))
+		}
+		return nil, fmt.Errorf("%s: %s", path, msg)
+	}
+	if err := s.locateRows(b); err != nil {
+		return nil, err
+	}
+	if len(s.Rows) == 0 {
+		return nil, fmt.Errorf("%s: no rows", path)
+	}
+	byName := make(map[string]targets.Manifest, len(known))
+	for _, m := range known {
+		byName[m.Name] = m
+	}
+	for i, r := range s.Rows {
+		if err := s.validate(r, byName); err != nil {
+			return nil, fmt.Errorf("%s:%d: row %d: %v", path, r.line, i+1, err)
+		}
+	}
+	return s, nil
+}
+
+// locateRows notes the line each row begins on, for the errors that
+// name a row.
+func (s *Suite) locateRows(b []byte) error {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil || len(doc.Content) == 0 {
+		return err
+	}
+	root := doc.Content[0]
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if root.Content[i].Value != "rows" {
+			continue
+		}
+		for j, row := range root.Content[i+1].Content {
+			if j < len(s.Rows) {
+				s.Rows[j].line = row.Line
+			}
+		}
+	}
+	return nil
+}
+
+// manifests are the targets a row names, read from the repository's
+// (known) or from its folder.
+func (s *Suite) manifests(r Row, known map[string]targets.Manifest) ([]targets.Manifest, error) {
+	names := r.Targets
+	if r.Target != "" {
+		names = append([]string{r.Target}, names...)
+	}
+	var out []targets.Manifest
+	for _, n := range names {
+		m, ok := known[n]
+		if !ok {
+			return nil, fmt.Errorf("unknown target %q", n)
+		}
+		out = append(out, m)
+	}
+	if r.TargetDir != "" {
+		dir := r.TargetDir
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(filepath.Dir(s.path), dir)
+		}
+		m, err := targets.Load(dir)
+		if err != nil {
+			return nil, fmt.Errorf("target_dir: %v", err)
+		}
+		out = append(out, m)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no target: give target, targets or target_dir")
+	}
+	return out, nil
+}
+
+func (s *Suite) validate(r Row, known map[string]targets.Manifest) error {
+	ms, err := s.manifests(r, known)
+	if err != nil {
+		return err
+	}
+	if r.Family != "" && !slices.Contains(Families, r.Family) {
+		return fmt.Errorf("family %q is not one of %s", r.Family, strings.Join(Families, ", "))
+	}
+	if r.Family == "" && len(r.Nemesis)+len(r.Nemeses) == 0 {
+		return errors.New("no faults: give family, nemesis or nemeses")
+	}
+	if len(r.Nemesis) > 0 && len(r.Nemeses) > 0 {
+		return errors.New("give nemesis (one list) or nemeses (several), not both")
+	}
+	for _, m := range ms {
+		if r.Family != "" && !m.Faces(r.Family) {
+			return fmt.Errorf("no fault of the %s family reaches target %s (no services, or clock: none)", r.Family, m.Name)
+		}
+	}
+	for _, list := range r.nemesisLists() {
+		if _, err := nemesis.Expand(list); err != nil {
+			return err
+		}
+		for _, n := range list {
+			if r.Family != "" && familyOf(n) != r.Family {
+				return fmt.Errorf("nemesis %q is not of the %s family", n, r.Family)
+			}
+		}
+	}
+	if r.Promise != "" {
+		if _, err := checkers.ParsePromise(r.Promise); err != nil {
+			return err
+		}
+	}
+	names := checkerNames()
+	for _, c := range slices.Concat(r.By, r.May) {
+		if !slices.Contains(names, c) {
+			return fmt.Errorf("unknown checker %q (the checkers: %s)", c, strings.Join(names, ", "))
+		}
+	}
+	if r.Runs < 0 || s.Defaults.Runs < 0 || (r.Runs > 0 && len(r.Seeds) > 0) {
+		return errors.New("give seeds, or runs (at least 1) from seed, not both")
+	}
+	switch {
+	case r.Expect == "valid" && len(r.By)+len(r.May) > 0:
+		return errors.New("a valid row names no checkers")
+	case r.Expect == "invalid" && len(r.By) == 0:
+		return errors.New("an invalid row names the checkers that find it (by)")
+	case r.Expect != "valid" && r.Expect != "invalid":
+		return fmt.Errorf("expect %q: want valid or invalid", r.Expect)
+	}
+	return nil
+}
+
+// checkerNames are the checkers a row may name.
+func checkerNames() []string {
+	var names []string
+	for _, c := range checkers.All(checkers.Options{}) {
+		names = append(names, c.Name)
+	}
+	return names
+}
+
+// familyOf is the family a fault belongs to: the service family holds the
+// faults that hit services (kill-service, pause-service-all,
+// partition-service), but a service's clock is clock's.
+func familyOf(fault string) string {
+	if strings.Contains(fault, "-service") && !strings.HasPrefix(fault, "clock-") {
+		return "service"
+	}
+	family, _, _ := strings.Cut(fault, "-")
+	return family
+}
+
+// nemesisLists are the --nemesis values of the row's runs.
+func (r Row) nemesisLists() [][]string {
+	switch {
+	case len(r.Nemeses) > 0:
+		out := make([][]string, len(r.Nemeses))
+		for i, n := range r.Nemeses {
+			out[i] = strings.Split(n, ",")
+		}
+		return out
+	case len(r.Nemesis) > 0:
+		return [][]string{r.Nemesis}
+	}
+	return [][]string{{r.Family}}
+}
+
+// Settings are the row's run settings over the suite's defaults.
+func (s *Suite) Settings(r Row) Settings {
+	o, d := r.Settings, s.Defaults
+	return Settings{
+		Nodes:           cmp.Or(o.Nodes, d.Nodes),
+		TimeLimit:       cmp.Or(o.TimeLimit, d.TimeLimit),
+		NemesisInterval: cmp.Or(o.NemesisInterval, d.NemesisInterval),
+		QuietPeriod:     cmp.Or(o.QuietPeriod, d.QuietPeriod),
+		RecoveryTimeout: cmp.Or(o.RecoveryTimeout, d.RecoveryTimeout),
+		Resource:        cmp.Or(o.Resource, d.Resource),
+		Seed:            cmp.Or(o.Seed, d.Seed),
+		Runs:            cmp.Or(o.Runs, d.Runs),
+	}
+}
+
+// seeds are the row's seeds under settings st.
+func (r Row) seeds(st Settings) []uint64 {
+	if len(r.Seeds) > 0 {
+		return r.Seeds
+	}
+	out := make([]uint64, max(st.Runs, 1))
+	for i := range out {
+		out[i] = st.Seed + uint64(i)
+	}
+	return out
+}
+
+// Label names the row's line of the table: the target, and what the row
+// changes about how it is run or judged.
+func (r Row) Label() string {
+	return label(r.Target, r)
+}
+
+func label(target string, r Row) string {
+	l := target
+	if r.Resource != "" {
+		l += ", resource " + r.Resource
+	}
+	if r.Promise != "" {
+		l += ", judged as " + r.Promise
+	}
+	return l
+}
+
+// Expected says what the row must find, in words.
+func (r Row) Expected() string {
+	if r.Expect == "valid" {
+		return "valid"
+	}
+	return "invalid by " + strings.Join(r.By, ", ")
+}

@@ -1,0 +1,82 @@
+package harness_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/splitbrain/splitbrain/checkers"
+	"github.com/splitbrain/splitbrain/harness"
+)
+
+// A run that watches its history stops at a planted violation (two nodes
+// leading with one token, 2-3 s after they start) and reaches the verdict
+// the whole run reaches: the same checkers, the same first violation.
+func TestStopOnViolationKeepsTheVerdict(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.TargetDir = "testdata/twin-leaders"
+	cfg.Nemesis = []string{"none"}
+	cfg.NemesisInterval = 0
+
+	full := cfg
+	full.TimeLimit = 6 * time.Second
+	whole, err := harness.Run(context.Background(), full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertNothingLeft(t, whole.Info.ID)
+
+	early := cfg
+	early.TimeLimit = 60 * time.Second
+	early.StopOnViolation = true
+	stopped, err := harness.Run(context.Background(), early)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertNothingLeft(t, stopped.Info.ID)
+
+	s := stopped.Info.StoppedEarly
+	if s == nil {
+		t.Fatalf("the run did not stop at its violation: %+v", stopped.Info.Timings)
+	}
+	if s.At < 2 || s.At > 10 || stopped.Info.Timings.Workload > 20 {
+		t.Errorf("stopped at %.1f s, workload %.1f s: want soon after the violation at 2-3 s", s.At, stopped.Info.Timings.Workload)
+	}
+	if !slices.Contains(s.Checkers, "election-safety") {
+		t.Errorf("stopped by %v", s.Checkers)
+	}
+	if whole.Info.StoppedEarly != nil {
+		t.Error("a run not asked to stop early stopped")
+	}
+	for _, out := range []*harness.Outcome{whole, stopped} {
+		if out.Report.Valid != checkers.Invalid {
+			t.Fatalf("%s: %s, want invalid", out.Info.ID, out.Report.Valid)
+		}
+	}
+	if a, b := whole.Report.Invalid(), stopped.Report.Invalid(); !slices.Equal(a, b) {
+		t.Errorf("invalid by %v in the whole run, by %v in the stopped one", a, b)
+	}
+	for name, res := range whole.Report.Checkers {
+		if got := stopped.Report.Checkers[name]; got.Valid != res.Valid {
+			t.Errorf("%s: %s in the whole run, %s in the stopped one", name, res.Valid, got.Valid)
+		}
+	}
+	w, st := whole.Report.Checkers["election-safety"].Violations[0], stopped.Report.Checkers["election-safety"].Violations[0]
+	if w.Kind != st.Kind || (time.Duration(w.Time-st.Time)).Abs() > 500*time.Millisecond {
+		t.Errorf("first violation: %s at %d in the whole run, %s at %d in the stopped one", w.Kind, w.Time, st.Kind, st.Time)
+	}
+}
+
+// Watching names only checkers that judge a history as it grows.
+func TestStopOnNeedsWatchedCheckers(t *testing.T) {
+	cfg := harness.DefaultConfig()
+	cfg.StopOnViolation, cfg.StopOn = true, []string{"linearizable"}
+	if err := cfg.Validate(); !harness.IsBadInput(err) {
+		t.Errorf("stop on linearizable: %v", err)
+	}
+	cfg.StopOnViolation, cfg.StopOn = false, []string{"stale-token"}
+	if err := cfg.Validate(); !harness.IsBadInput(err) {
+		t.Errorf("stop-on without stop-on-violation: %v", err)
+	}
+}
