@@ -44,7 +44,7 @@ run: build
 # each run stopped at the violation it must find, PARALLEL runs at once
 # (TARGET=bully for one target's rows). Fails when a verdict differs;
 # leaves results/suite.json and the JUnit report results/catalogue.xml.
-PARALLEL ?= 3
+PARALLEL ?= 2
 catalogue: build
 	./$(BIN) suite targets/catalogue.yaml --stop-on-violation --parallel $(PARALLEL) --junit results/catalogue.xml $(if $(TARGET),--target $(TARGET))
 

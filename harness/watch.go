@@ -2,8 +2,6 @@ package harness
 
 import (
 	"context"
-	"errors"
-	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -22,9 +20,16 @@ var Watched = []string{"election-safety", "leader-overlap", "stale-token"}
 // watchEvery is how often a watched run's history is judged again.
 const watchEvery = 500 * time.Millisecond
 
+// watchMargin is how far behind the newest event a violation must lie for
+// the watch to trust it: a belief pushed by a node, or an answer to a
+// poll, can land after events the controller recorded later, and a
+// violation at the very end of a prefix could be one that such a late
+// event explains away.
+const watchMargin = time.Second
+
 // watch judges the history and the resource log as they are written, and
-// tells on the channel once every checker of want (or any watched one, if
-// want is empty) has found a violation. It reads the files only, as
+// tells on the channel once every checker of StopOn (or any watched one,
+// if none is named) has found a violation. It reads the files only, as
 // Analyze does: what it sees is what the final verdict will judge.
 func (r *run) watch(ctx context.Context, start time.Time) <-chan results.StoppedEarly {
 	found := make(chan results.StoppedEarly, 1)
@@ -34,6 +39,11 @@ func (r *run) watch(ctx context.Context, start time.Time) <-chan results.Stopped
 			cs = append(cs, c)
 		}
 	}
+	var (
+		in        = checkers.Input{Promise: r.promise, ObserveInterval: r.cfg.ObserveInterval}
+		events    = history.NewTail(filepath.Join(r.dir, results.HistoryFile), history.ReadEvents)
+		decisions = history.NewTail(filepath.Join(r.dir, results.ResourceFile), history.ReadDecisions)
+	)
 	go func() {
 		t := time.NewTicker(watchEvery)
 		defer t.Stop()
@@ -43,11 +53,19 @@ func (r *run) watch(ctx context.Context, start time.Time) <-chan results.Stopped
 				return
 			case <-t.C:
 			}
-			in, err := r.readSoFar()
+			e, err := events.Next()
 			if err != nil {
-				continue // a file not yet there, or being written: next time
+				return // the final judgment will say what is wrong with the file
 			}
-			invalid := checkers.Run(in, cs).Invalid()
+			d, err := decisions.Next()
+			if err != nil {
+				return
+			}
+			in.History, in.Resource = append(in.History, e...), append(in.Resource, d...)
+			if len(in.History) == 0 {
+				continue
+			}
+			invalid := settled(checkers.Run(in, cs), in.History[len(in.History)-1].Time-int64(watchMargin))
 			if len(invalid) > 0 && (len(r.cfg.StopOn) == 0 || containsAll(invalid, r.cfg.StopOn)) {
 				found <- results.StoppedEarly{At: time.Since(start).Seconds(), Checkers: invalid}
 				return
@@ -57,18 +75,16 @@ func (r *run) watch(ctx context.Context, start time.Time) <-chan results.Stopped
 	return found
 }
 
-// readSoFar is the checkers' input from the run's files as they are now;
-// a line being written is left for the next look.
-func (r *run) readSoFar() (checkers.Input, error) {
-	events, _, err := history.ReadComplete(filepath.Join(r.dir, results.HistoryFile), history.ReadEvents)
-	if err != nil {
-		return checkers.Input{}, err
+// settled names the checkers of rep with a violation at or before until
+// (ns since the run started).
+func settled(rep checkers.Report, until int64) []string {
+	var out []string
+	for _, name := range rep.Invalid() {
+		if v := rep.Checkers[name].Violations; len(v) > 0 && v[0].Time <= until {
+			out = append(out, name)
+		}
 	}
-	decisions, _, err := history.ReadComplete(filepath.Join(r.dir, results.ResourceFile), history.ReadDecisions)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return checkers.Input{}, err
-	}
-	return checkers.Input{History: events, Resource: decisions, Promise: r.promise, ObserveInterval: r.cfg.ObserveInterval}, nil
+	return out
 }
 
 func containsAll(have, want []string) bool {
