@@ -14,7 +14,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -136,18 +135,32 @@ func oneLine(err error) string {
 var errHelp = errors.New("help printed")
 
 func parse(fs *flag.FlagSet, args []string) error {
+	pos, err := parseArgs(fs, args)
+	if err == nil && len(pos) > 0 {
+		return badInput("%s: unexpected argument %q", fs.Name(), pos[0])
+	}
+	return err
+}
+
+// parseArgs parses flags wherever they stand among the positional
+// arguments (a run folder, a suite file, shards' folders), which it
+// returns in order.
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	fs.SetOutput(io.Discard)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Print(help(fs))
-			return errHelp
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fmt.Print(help(fs))
+				return nil, errHelp
+			}
+			return nil, badInput("%s: %v", fs.Name(), err)
 		}
-		return badInput("%s: %v", fs.Name(), err)
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos, args = append(pos, fs.Arg(0)), fs.Args()[1:]
 	}
-	if fs.NArg() > 0 && !slices.Contains([]string{"analyze", "suite", "merge"}, fs.Name()) {
-		return badInput("%s: unexpected argument %q", fs.Name(), fs.Arg(0))
-	}
-	return nil
 }
 
 func runCmd(ctx context.Context, args []string) (int, error) {

@@ -185,20 +185,16 @@ func suiteName(file string) string {
 // parseWithFile parses flags around one positional argument, a file
 // (flags may come before or after it).
 func parseWithFile(fs *flag.FlagSet, args []string, what string) (string, error) {
-	if err := parse(fs, args); err != nil {
+	pos, err := parseArgs(fs, args)
+	switch {
+	case err != nil:
 		return "", err
-	}
-	if fs.NArg() == 0 {
+	case len(pos) == 0:
 		return "", badInput("%s: give %s", fs.Name(), what)
+	case len(pos) > 1:
+		return "", badInput("%s: give one file, not also %q", fs.Name(), pos[1])
 	}
-	file := fs.Arg(0)
-	if err := parse(fs, fs.Args()[1:]); err != nil {
-		return "", err
-	}
-	if fs.NArg() > 0 {
-		return "", badInput("%s: give one file, not also %q", fs.Name(), fs.Arg(0))
-	}
-	return file, nil
+	return pos[0], nil
 }
 
 // mergeCmd joins the results folders of a suite's shards: their runs in
@@ -208,10 +204,10 @@ func mergeCmd(args []string) (int, error) {
 	fs := flag.NewFlagSet("merge", flag.ContinueOnError)
 	out := fs.String("results", "", "the results folder to merge into")
 	junit := fs.String("junit", "", "write the merged JUnit XML report to this file")
-	if err := parse(fs, args); err != nil {
+	dirs, err := parseArgs(fs, args)
+	if err != nil {
 		return 0, err
 	}
-	dirs := fs.Args()
 	if *out == "" || len(dirs) == 0 {
 		return 0, badInput("merge: give --results DIR and the shards' results folders")
 	}
