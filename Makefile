@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/splitbrain
 RUNARGS ?= --target raft --nodes 5 --time-limit 60s --nemesis partition,pause,kill,clock --resource strict
 
-.PHONY: build deps images test vet unit run catalogue bench fuzz clean
+.PHONY: build rundeps deps images test vet unit run catalogue bench fuzz clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/splitbrain
@@ -12,21 +12,27 @@ vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
 
-# From Debian, installed only when missing: Chromium, for the test that
-# opens a report in a browser; libfaketime, for the test of clock faults on
-# targets that are not written in Go; debootstrap, which makes the Debian
-# base image of the real systems' images (once per machine); xmllint, for
-# the test of JUnit reports against the schema.
+# From Debian, installed only when missing. A run needs libfaketime (clock
+# faults on targets not written in Go) and debootstrap, which makes the
+# Debian base of the real systems' images (once per machine), with
+# debian-archive-keyring to check what it fetches on a host that is not
+# Debian (an Ubuntu CI runner). The tests also need Chromium, to open a
+# report in a browser, and xmllint, to check JUnit reports against the
+# schema.
 FAKETIME_LIB := /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1
-deps:
-	@command -v chromium >/dev/null && test -e $(FAKETIME_LIB) && command -v debootstrap >/dev/null && command -v xmllint >/dev/null || \
-		(apt-get update && apt-get install -y --no-install-recommends chromium libfaketime debootstrap libxml2-utils)
+DEBIAN_KEYRING := /usr/share/keyrings/debian-archive-keyring.gpg
+rundeps:
+	@test -e $(FAKETIME_LIB) && command -v debootstrap >/dev/null && test -e $(DEBIAN_KEYRING) || \
+		(apt-get update && apt-get install -y --no-install-recommends libfaketime debootstrap debian-archive-keyring)
+deps: rundeps
+	@command -v chromium >/dev/null && command -v xmllint >/dev/null || \
+		(apt-get update && apt-get install -y --no-install-recommends chromium libxml2-utils)
 
 # The heavy images the targets stand on (the Debian base and packages, an
 # etcd compiled from its modules), each made once per machine and cached:
 # minutes on a new machine, a second after. Made before the tests, so that
 # no test's timeout pays for them.
-images: build deps
+images: build rundeps
 	./$(BIN) images
 
 # Unit tests and the integration tests, which start real containers.

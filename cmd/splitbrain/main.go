@@ -40,10 +40,10 @@ const (
 const usage = `usage:
   splitbrain run --target raft|--target-dir PATH [--promise P] [--nodes 5] [--time-limit 60s] [--nemesis partition,pause,kill,clock] [--nemesis-interval D]
                  [--rate 100] [--concurrency 10] [--resource strict|unfenced] [--seed N] [--results DIR]
+                 [--stop-on-violation [--stop-on CHECKERS]] [--junit FILE]
   splitbrain analyze RUN_DIR        re-check a stored run
   splitbrain serve [--addr 127.0.0.1:8080] [--results DIR]
   splitbrain targets                list targets and what each promises
-                 [--stop-on-violation [--stop-on CHECKERS]] [--junit FILE]
   splitbrain suite FILE [--shard I/N] [--parallel N] [--stop-on-violation] [--junit FILE] [--results DIR]
                    [--target T] [--family F] [--expect valid|invalid] [--runs N] [--seed N] [--time-limit D] [--table]
                                     run a suite (targets/catalogue.yaml is one); exit 0 only if every run reached its verdict

@@ -16,7 +16,7 @@ import (
 func TestWorkflowsCallRealFlags(t *testing.T) {
 	ciVars := strings.NewReplacer(
 		"${{ matrix.shard }}", "1", "$CI_NODE_INDEX", "1", "$CI_NODE_TOTAL", "4",
-		`"$SUITE"`, "../../targets/catalogue.yaml", "shards/*", "shards", "results-*", "results-1",
+		`"$SUITE"`, "../../targets/catalogue.yaml", "shards/*", "shards", "runs-*", "runs-1",
 	)
 	invocation := regexp.MustCompile(`\./bin/splitbrain (.*)$`)
 	for _, file := range []string{"../../.github/workflows/nightly.yml", "../../ci/gitlab-nightly.yml"} {
