@@ -169,6 +169,14 @@ func writable(root, junit string) error {
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return badInput("--results: %v", err)
 	}
+	// A folder that exists but takes no file (read-only, full) would
+	// otherwise fail the run after its containers started.
+	probe, err := os.CreateTemp(root, ".splitbrain-probe-")
+	if err != nil {
+		return badInput("--results %s cannot be written: %v", root, err)
+	}
+	probe.Close()
+	os.Remove(probe.Name())
 	if junit == "" {
 		return nil
 	}

@@ -144,6 +144,8 @@ func TestSuiteBadInput(t *testing.T) {
 		{"prune"},
 		{"prune", "--keep", "-1"},
 		{"run", "--stop-on", "stale-token"},
+		{"run", "--results", "/proc"}, // a folder no file can be made in, even by root
+		{"suite", good, "--results", "/proc"},
 		{"run", "--stop-on-violation", "--stop-on", "availability"},
 	} {
 		if code := run(args); code != exitBadInput {
