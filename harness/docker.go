@@ -40,13 +40,19 @@ type Docker struct {
 	Progress io.Writer
 }
 
+// quietTestcontainers sets testcontainers up once per process: runs of a
+// suite connect at once, and its settings are process-wide globals.
+var quietTestcontainers sync.Once
+
 // ConnectDocker reaches the Docker Engine, or says where it looked.
 func ConnectDocker(ctx context.Context) (*Docker, error) {
-	// The reaper would need an image pulled from a registry, and we clean
-	// up after ourselves by label. testcontainers reads this once, at its
-	// first call, so it must be set before anything else.
-	os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
-	tclog.SetDefault(tclog.NewNoopLogger())
+	quietTestcontainers.Do(func() {
+		// The reaper would need an image pulled from a registry, and we
+		// clean up after ourselves by label. testcontainers reads this
+		// once, at its first call, so it must be set before anything else.
+		os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
+		tclog.SetDefault(tclog.NewNoopLogger())
+	})
 	cli, err := client.New(client.FromEnv)
 	if err != nil {
 		return nil, fmt.Errorf("docker engine: %v", err)
