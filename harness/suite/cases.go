@@ -61,43 +61,26 @@ func (f Filter) keeps(r Row, target string) bool {
 // settings are validated here, before any starts: a bad row must not
 // fail an hour in.
 func (s *Suite) Cases(f Filter, o Options) ([]Case, error) {
-	known := map[string]bool{}
 	var out []Case
 	for i, r := range s.Rows {
 		st := s.Settings(r)
 		st.Seed, st.TimeLimit, st.Runs = cmp.Or(o.Seed, st.Seed), cmp.Or(o.TimeLimit, st.TimeLimit), cmp.Or(o.Runs, st.Runs)
-		targets, dirs := r.Targets, []string(nil)
-		if r.Target != "" {
-			targets = append([]string{r.Target}, targets...)
-		}
-		names := append([]string(nil), targets...)
-		for range targets {
-			dirs = append(dirs, "")
-		}
-		if r.TargetDir != "" {
-			dir := r.TargetDir
-			if !filepath.IsAbs(dir) {
-				dir = filepath.Join(filepath.Dir(s.path), dir)
-			}
-			names, dirs = append(names, filepath.Base(dir)), append(dirs, dir)
-		}
-		for t, name := range names {
-			if !f.keeps(r, name) {
+		for _, t := range s.targets(r) {
+			if !f.keeps(r, t.name) {
 				continue
 			}
-			known[name] = true
 			for _, nem := range r.nemesisLists() {
 				for _, seed := range r.seeds(st) {
 					cfg := config(st, r, nem, o)
-					cfg.Target, cfg.TargetDir, cfg.Seed = name, dirs[t], seed
-					if dirs[t] != "" {
+					cfg.Target, cfg.TargetDir, cfg.Seed = t.name, t.dir, seed
+					if t.dir != "" {
 						cfg.Target = ""
 					}
 					if err := cfg.Validate(); err != nil {
 						return nil, fmt.Errorf("%s:%d: row %d: %v", s.path, r.line, i+1, err)
 					}
 					cfg.Command = Command(cfg)
-					out = append(out, Case{Index: len(out), Row: r, Target: name, Config: cfg})
+					out = append(out, Case{Index: len(out), Row: r, Target: t.name, Config: cfg})
 				}
 			}
 		}

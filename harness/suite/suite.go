@@ -148,29 +148,45 @@ func (s *Suite) locateRows(b []byte) error {
 	return nil
 }
 
-// manifests are the targets a row names, read from the repository's
-// (known) or from its folder.
-func (s *Suite) manifests(r Row, known map[string]targets.Manifest) ([]targets.Manifest, error) {
-	names := r.Targets
-	if r.Target != "" {
-		names = append([]string{r.Target}, names...)
-	}
-	var out []targets.Manifest
-	for _, n := range names {
-		m, ok := known[n]
-		if !ok {
-			return nil, fmt.Errorf("unknown target %q", n)
+// target is one of a row's targets: a name of the repository's targets,
+// or a folder anywhere (dir).
+type target struct{ name, dir string }
+
+// targets are the targets a row names, in order: its target, its targets,
+// then its target_dir, relative to the suite file's folder.
+func (s *Suite) targets(r Row) []target {
+	var out []target
+	for _, n := range slices.Concat([]string{r.Target}, r.Targets) {
+		if n != "" {
+			out = append(out, target{name: n})
 		}
-		out = append(out, m)
 	}
 	if r.TargetDir != "" {
 		dir := r.TargetDir
 		if !filepath.IsAbs(dir) {
 			dir = filepath.Join(filepath.Dir(s.path), dir)
 		}
-		m, err := targets.Load(dir)
-		if err != nil {
-			return nil, fmt.Errorf("target_dir: %v", err)
+		out = append(out, target{name: filepath.Base(dir), dir: dir})
+	}
+	return out
+}
+
+// manifests are the manifests of a row's targets, from the repository's
+// (known) or from their folders.
+func (s *Suite) manifests(r Row, known map[string]targets.Manifest) ([]targets.Manifest, error) {
+	var out []targets.Manifest
+	for _, t := range s.targets(r) {
+		if t.dir != "" {
+			m, err := targets.Load(t.dir)
+			if err != nil {
+				return nil, fmt.Errorf("target_dir: %v", err)
+			}
+			out = append(out, m)
+			continue
+		}
+		m, ok := known[t.name]
+		if !ok {
+			return nil, fmt.Errorf("unknown target %q", t.name)
 		}
 		out = append(out, m)
 	}
