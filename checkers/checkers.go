@@ -105,6 +105,11 @@ type Report struct {
 	// the judgment because its writer was killed in the middle of it (a
 	// controller killed mid-write): the complete lines were judged.
 	CutShort []history.CutShort `json:"cut_short,omitempty"`
+	// HarnessFailure says why the run's environment broke during its
+	// workload (a container removed, a fault that could not be applied):
+	// the history was judged up to then, and a verdict other than invalid
+	// is unknown, since the run did not test what it planned.
+	HarnessFailure string `json:"harness_failure,omitempty"`
 }
 
 // Invalid names the checkers that found a violation, sorted.

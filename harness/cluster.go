@@ -43,6 +43,7 @@ type cluster struct {
 	view     func() nemesis.View // the same, node by node
 	clockDir string              // host folder with a subfolder per node, mounted into it
 	faketime *faketimeClocks     // for targets whose clocks libfaketime skews; nil for the SDK's
+	guard    *guard              // told of the containers we stop ourselves; nil before the workload
 
 	restartMu   sync.Mutex // see Restart
 	mu          sync.RWMutex
@@ -97,6 +98,7 @@ func (c *cluster) View() nemesis.View {
 }
 
 func (c *cluster) Kill(ctx context.Context, node string) error {
+	c.guard.expectStop(c.ids[node])
 	return c.docker.Kill(ctx, c.ids[node])
 }
 
@@ -120,6 +122,7 @@ func (c *cluster) Restart(ctx context.Context, name string) error {
 	c.restartMu.Lock()
 	defer c.restartMu.Unlock()
 	if sidecar != "" {
+		c.guard.expectStop(sidecar)
 		if err := c.docker.RestartContainer(ctx, sidecar); err != nil {
 			return fmt.Errorf("restart %s's packet filter: %v", name, err)
 		}

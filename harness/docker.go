@@ -16,6 +16,7 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/events"
 	dnetwork "github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
@@ -196,6 +197,15 @@ func (d *Docker) Exited(ctx context.Context, id string) (bool, int) {
 		return false, 0
 	}
 	return true, res.Container.State.ExitCode
+}
+
+// Events streams what happens to the run's containers until ctx ends; the
+// error channel says why the stream ended. It returns once the Engine has
+// begun to stream, so that nothing after the call goes unseen.
+func (d *Docker) Events(ctx context.Context, runID string) (<-chan events.Message, <-chan error) {
+	f := make(client.Filters).Add("type", "container").Add("label", LabelRun+"="+runID)
+	res := d.cli.Events(ctx, client.EventsListOptions{Filters: f})
+	return res.Messages, res.Err
 }
 
 // Kill sends SIGKILL to the container's processes; the container stays, with

@@ -85,6 +85,9 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if errors.Is(runErr, context.Canceled) {
 		r.info.Interrupted, runErr = true, nil
 	}
+	// A run whose environment broke during its workload is judged all
+	// the same: what it recorded until then may already prove a violation.
+	broken := IsEnvironment(runErr)
 	if runErr != nil {
 		r.info.Error = runErr.Error()
 	}
@@ -92,14 +95,20 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		report checkers.Report
 		events []history.Event
 	)
-	if runErr == nil {
+	if runErr == nil || broken {
 		checkStart := time.Now()
-		report, events, err = Analyze(r.dir, r.promise, r.cfg.ObserveInterval, r.cfg.checkOptions())
+		report, events, err = Analyze(r.dir, r.promise, r.cfg.ObserveInterval, r.cfg.checkOptions(), r.info.Error)
 		r.info.Faults = checkers.Faults(events)
+		r.info.Notes = append(r.info.Notes, lateFaults(r.info.Faults)...)
 		r.info.Timings.Check = time.Since(checkStart).Seconds()
-		if err != nil {
+		switch {
+		case err != nil:
 			runErr = err
 			r.info.Error = err.Error()
+		case broken && report.Valid == checkers.Invalid:
+			// The violations stand, and the verdict with them; run.json
+			// and results.json say the failure beside them.
+			runErr = nil
 		}
 	} else {
 		// Not judged, but what was recorded is still drawn (none if the
@@ -561,6 +570,16 @@ func (r *run) drive(ctx context.Context) error {
 		ReadShare: r.cfg.ReadShare, Timeout: r.cfg.OpTimeout, Seed: r.cfg.Seed,
 	}, r.cluster, rec)
 	nem := nemesis.New(r.schedule, r.faults, r.cfg.Seed, r.cluster, rec)
+	guard, stopGuard := r.guard(ctx, start)
+	defer stopGuard()
+	nem.Failed = func(err error) { guard.fail("%v", err) }
+	go func() {
+		select {
+		case <-rec.Failed():
+			guard.fail("the history could not be written (%v)", rec.Err())
+		case <-guard.Broken():
+		}
+	}()
 
 	workCtx, stopWork := context.WithCancel(ctx)
 	nemCtx, stopNemesis := context.WithCancel(ctx)
@@ -572,6 +591,7 @@ func (r *run) drive(ctx context.Context) error {
 	nemDone := make(chan struct{})
 	go func() { defer close(nemDone); nem.Run(nemCtx) }()
 	progress := startProgress(r.cfg, start, writer, obs, nem)
+	foot := startFootprint(start, footprintEvery, rec)
 
 	var violation <-chan results.StoppedEarly
 	if r.cfg.StopOnViolation {
@@ -580,6 +600,7 @@ func (r *run) drive(ctx context.Context) error {
 	select {
 	case <-ctx.Done():
 	case <-time.After(r.cfg.TimeLimit):
+	case <-guard.Broken():
 	case v := <-violation:
 		// Ended as the time limit would end it: the fault in effect is
 		// healed and the quiet period shows whether the cluster recovers,
@@ -590,10 +611,13 @@ func (r *run) drive(ctx context.Context) error {
 	}
 	stopNemesis()
 	<-nemDone // every fault healed
-	r.quiet(ctx, obs)
+	if guard.err() == nil {
+		r.quiet(ctx, obs)
+	}
 	stopWork()
 	wg.Wait()
 	progress.stop()
+	r.info.Controller = foot.stop()
 	r.noteDown(ctx)
 
 	elapsed := time.Since(start).Seconds()
@@ -606,9 +630,31 @@ func (r *run) drive(ctx context.Context) error {
 	t.OpsNotIssued = writer.Stats.Asked.Load() - writer.Stats.Issued.Load()
 	t.Events = rec.Count()
 	if err := rec.Close(); err != nil {
-		return fmt.Errorf("history: %v", err)
+		guard.fail("the history could not be written (%v)", err)
 	}
-	return ctx.Err()
+	stopGuard()
+	return cmp.Or(guard.err(), ctx.Err())
+}
+
+// guard starts watching the run's containers for what breaks the run
+// under it; stop ends the watch, before teardown removes them.
+func (r *run) guard(ctx context.Context, start time.Time) (g *guard, stop func()) {
+	g = newGuard(start)
+	c := r.cluster
+	for _, name := range append(slices.Clone(c.nodes), c.services...) {
+		g.watch(c.ids[name], c.kind(name), false)
+	}
+	g.watch(c.ids["resource"], "the resource", true)
+	for node, id := range c.sidecars {
+		g.watch(id, node+"'s packet-filter sidecar", true)
+	}
+	c.guard = g
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	msgs, errs := r.docker.Events(ctx, r.info.ID)
+	done := make(chan struct{})
+	go func() { defer close(done); g.follow(ctx, msgs, errs) }()
+	var once sync.Once
+	return g, func() { once.Do(func() { cancel(); <-done }) }
 }
 
 // noteDown says which containers were down when the run ended, after
@@ -663,7 +709,11 @@ func (r *run) teardown(ctx context.Context) error {
 // report and checkers.Faults, so that nothing reads it twice. It reads only
 // the files, so it judges a run from a killed controller, or another
 // machine, the same way.
-func Analyze(dir string, promise checkers.Promise, observeInterval time.Duration, opts checkers.Options) (checkers.Report, []history.Event, error) {
+//
+// failure is why the harness failed during the workload, "" if it did not:
+// a history that proves no violation then proves nothing, and the verdict
+// is unknown, with the reason in results.json.
+func Analyze(dir string, promise checkers.Promise, observeInterval time.Duration, opts checkers.Options, failure string) (checkers.Report, []history.Event, error) {
 	events, eventsCut, err := history.ReadComplete(filepath.Join(dir, results.HistoryFile), history.ReadEvents)
 	if err != nil {
 		return checkers.Report{}, nil, err
@@ -675,6 +725,12 @@ func Analyze(dir string, promise checkers.Promise, observeInterval time.Duration
 	report := checkers.Run(checkers.Input{
 		History: events, Resource: decisions, Promise: promise, ObserveInterval: observeInterval,
 	}, checkers.All(opts))
+	if failure != "" {
+		report.HarnessFailure = failure
+		if report.Valid != checkers.Invalid {
+			report.Valid = checkers.Unknown
+		}
+	}
 	for _, cut := range []*history.CutShort{eventsCut, decisionsCut} {
 		if cut != nil {
 			report.CutShort = append(report.CutShort, *cut)

@@ -2,6 +2,7 @@ package history
 
 import (
 	"bufio"
+	"cmp"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -17,11 +18,13 @@ import (
 // and flushed to the kernel before Record returns, so a killed controller
 // leaves every event it recorded behind. Safe for concurrent use.
 type Recorder struct {
-	mu    sync.Mutex
-	f     *os.File
-	start time.Time
-	next  int64
-	enc   *json.Encoder
+	mu     sync.Mutex
+	f      *os.File
+	start  time.Time
+	next   int64
+	enc    *json.Encoder
+	err    error         // the first write that failed
+	failed chan struct{} // closed then
 }
 
 // NewRecorder creates (or truncates) path and times events from start.
@@ -30,7 +33,7 @@ func NewRecorder(path string, start time.Time) (*Recorder, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Recorder{f: f, start: start, enc: json.NewEncoder(f)}, nil
+	return &Recorder{f: f, start: start, enc: json.NewEncoder(f), failed: make(chan struct{})}, nil
 }
 
 // Now is the run's clock: nanoseconds since the run started (monotonic).
@@ -49,10 +52,23 @@ func (r *Recorder) Record(e Event) Event {
 	if r.enc != nil {
 		// One write(2) per event: the encoder writes the whole line at once.
 		if err := r.enc.Encode(e); err != nil {
-			r.enc = nil // the disk is gone; stop trying, Close reports it
+			// The disk is full or gone. Stop writing, so that the lines
+			// before stay whole; Err and Close report it.
+			r.enc, r.err = nil, err
+			close(r.failed)
 		}
 	}
 	return e
+}
+
+// Failed is closed once a write failed; Err says why.
+func (r *Recorder) Failed() <-chan struct{} { return r.failed }
+
+// Err is the first write that failed, nil if none did.
+func (r *Recorder) Err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
 }
 
 // Count is the number of events recorded so far.
@@ -62,21 +78,19 @@ func (r *Recorder) Count() int64 {
 	return r.next
 }
 
-// Close syncs and closes the file.
+// Close syncs and closes the file. It reports the first write that failed,
+// if one did.
 func (r *Recorder) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.f == nil {
-		return nil
+		return r.err
 	}
 	serr := r.f.Sync()
 	cerr := r.f.Close()
 	r.f = nil
 	r.enc = nil
-	if serr != nil {
-		return serr
-	}
-	return cerr
+	return cmp.Or(r.err, serr, cerr)
 }
 
 // LineError is a line of a JSON-lines file that could not be read.

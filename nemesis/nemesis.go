@@ -3,6 +3,7 @@ package nemesis
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -51,6 +52,10 @@ type Nemesis struct {
 	rng      *rand.Rand // aims the faults: which node is "one", which half...
 	cluster  Cluster
 	rec      *history.Recorder
+
+	// Failed, when set, hears of every fault that could not be applied or
+	// healed: a run must not claim a fault that did not happen as planned.
+	Failed func(error)
 
 	mu     sync.Mutex
 	active []active
@@ -160,6 +165,7 @@ func (n *Nemesis) inject(ctx context.Context, f Fault) {
 	e := history.Event{Type: history.Nemesis, F: f.Name, Phase: history.Inject, Nodes: a.Nodes, Value: a.What, Sent: sent}
 	if err != nil {
 		e.Error = err.Error()
+		n.failed("applied", f.Name, err)
 	}
 	n.rec.Record(e)
 	// A fault that failed half-way may still be half in effect: keep its
@@ -195,8 +201,15 @@ func (n *Nemesis) heal(ctx context.Context) {
 		e := history.Event{Type: history.Nemesis, F: a.fault, Phase: history.Heal, Nodes: a.applied.Nodes, Value: a.applied.What, Sent: sent}
 		if err != nil {
 			e.Error = err.Error()
+			n.failed("healed", a.fault, err)
 		}
 		n.rec.Record(e)
+	}
+}
+
+func (n *Nemesis) failed(done, fault string, err error) {
+	if n.Failed != nil {
+		n.Failed(fmt.Errorf("%s could not be %s: %v", fault, done, err))
 	}
 }
 

@@ -63,6 +63,7 @@ type page struct {
 	Nodes      []string
 	Services   []string // the target's service containers, when faults hit them
 	Verdict    checkers.Validity
+	Word       string // the banner's: the verdict, or "harness failure"
 	Headline   string
 	Duration   string
 	Checkers   []checkerRow
@@ -127,8 +128,12 @@ func WriteReport(dir string, info Info, report checkers.Report, h []history.Even
 			p.Nodes = append(p.Nodes, n)
 		}
 	}
-	if info.Error != "" {
+	if info.Error != "" && report.Valid != checkers.Invalid {
 		p.Verdict = checkers.Unknown
+	}
+	p.Word = p.Verdict.String()
+	if info.Error != "" && p.Verdict != checkers.Invalid {
+		p.Word = "harness failure"
 	}
 	p.Duration = duration(info, tl)
 	p.Checkers = checkerRows(report)
@@ -294,10 +299,23 @@ func firsts(vs []numbered) []numbered {
 	return out
 }
 
+// headline says the verdict in a sentence. A harness failure during the
+// workload comes first: the history until then was judged, but a verdict
+// other than invalid means nothing.
 func headline(p *page) string {
-	if p.Info.Error != "" {
+	failed := ""
+	switch {
+	case p.Info.Error != "" && len(p.Checkers) == 0:
 		return "The harness failed, so nothing was judged: " + p.Info.Error
+	case p.Info.Error != "" && p.Verdict != checkers.Invalid:
+		return "The harness failed, so the run did not test what it planned; the history until then holds no violation, which proves nothing: " + p.Info.Error
+	case p.Info.Error != "":
+		failed = " The harness failed as well, and the violations found before it stand: " + p.Info.Error
 	}
+	return verdictLine(p) + failed
+}
+
+func verdictLine(p *page) string {
 	var bad, unsure []string
 	total := 0
 	for _, c := range p.Checkers {

@@ -49,16 +49,35 @@ func TestWriteReportFixture(t *testing.T) {
 }
 
 func TestWriteReportFailedRun(t *testing.T) {
-	dir := t.TempDir()
-	info := Info{ID: "failed", Target: "raft", Error: "n3 never became healthy"}
-	if err := WriteReport(dir, info, checkers.Report{}, nil); err != nil {
-		t.Fatal(err)
+	judged := func(v checkers.Validity) checkers.Report {
+		return checkers.Report{Valid: v, HarnessFailure: "n3 was removed", Checkers: map[string]checkers.Result{"election-safety": {Valid: v}}}
 	}
-	b, _ := os.ReadFile(filepath.Join(dir, ReportFile))
-	for _, want := range []string{`<div class="word">unknown</div>`, "n3 never became healthy", "holds no events"} {
-		if !strings.Contains(string(b), want) {
-			t.Errorf("the report of a failed run lacks %q", want)
-		}
+	for _, c := range []struct {
+		name   string
+		err    string
+		report checkers.Report
+		want   []string
+	}{
+		{"before the workload", "n3 never became healthy", checkers.Report{},
+			[]string{`<div class="word">harness failure</div>`, "nothing was judged: n3 never became healthy", "holds no events"}},
+		{"during the workload, nothing found", "harness failure: n3 was removed", judged(checkers.Unknown),
+			[]string{`<div class="word">harness failure</div>`, "did not test what it planned", "n3 was removed"}},
+		{"during the workload, after a violation", "harness failure: n3 was removed", judged(checkers.Invalid),
+			[]string{`<div class="word">invalid</div>`, "The harness failed as well, and the violations found before it stand: harness failure: n3 was removed"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			info := Info{ID: "failed", Target: "raft", Error: c.err}
+			if err := WriteReport(dir, info, c.report, nil); err != nil {
+				t.Fatal(err)
+			}
+			b, _ := os.ReadFile(filepath.Join(dir, ReportFile))
+			for _, want := range c.want {
+				if !strings.Contains(string(b), want) {
+					t.Errorf("the report lacks %q", want)
+				}
+			}
+		})
 	}
 }
 

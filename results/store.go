@@ -51,6 +51,17 @@ type Info struct {
 	// and did, before its time limit.
 	StoppedEarly *StoppedEarly `json:"stopped_early,omitempty"`
 	Error        string        `json:"error,omitempty"` // why the harness failed, if it did
+	// Controller is the controller's own footprint, sampled every 10 s
+	// while the workload ran.
+	Controller []Sample `json:"controller,omitempty"`
+}
+
+// Sample is the controller's footprint at one moment of a run.
+type Sample struct {
+	At     float64 `json:"at_s"`    // since the workload started
+	RSSMB  float64 `json:"rss_mb"`  // resident memory, 0 where unknown
+	HeapMB float64 `json:"heap_mb"` // Go heap in use
+	Events int64   `json:"events"`  // history events recorded so far
 }
 
 // StoppedEarly says when a run watching its history for a violation saw

@@ -217,11 +217,14 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 			err = jerr
 		}
 	}
+	if harness.IsEnvironment(err) {
+		summarize(out) // judged up to the failure, which main then prints
+	}
 	if err != nil {
 		return 0, err
 	}
 	summarize(out)
-	return verdictCode(out.Report.Valid), nil
+	return verdictCode(out.Report), nil
 }
 
 // reproduce is the command line that runs the same test again: every flag
@@ -238,7 +241,14 @@ func reproduce(fs *flag.FlagSet, cfg harness.Config) string {
 
 func summarize(out *harness.Outcome) {
 	t := out.Info.Timings
-	fmt.Printf("splitbrain: %s: %s\n", out.Info.ID, strings.ToUpper(out.Report.Valid.String()))
+	verdict := strings.ToUpper(out.Report.Valid.String())
+	if out.Report.HarnessFailure != "" && out.Report.Valid != checkers.Invalid {
+		verdict = "HARNESS FAILURE"
+	}
+	fmt.Printf("splitbrain: %s: %s\n", out.Info.ID, verdict)
+	if out.Report.HarnessFailure != "" {
+		fmt.Printf("  %s\n", out.Report.HarnessFailure)
+	}
 	names := make([]string, 0, len(out.Report.Checkers))
 	for n := range out.Report.Checkers {
 		names = append(names, n)
@@ -317,8 +327,13 @@ func figures(f map[string]float64) string {
 	return strings.Join(parts, " ")
 }
 
-func verdictCode(v checkers.Validity) int {
-	switch v {
+// verdictCode is the exit code of a judged run: a harness failure the
+// history does not prove invalid is 255, as it was for the run itself.
+func verdictCode(r checkers.Report) int {
+	if r.HarnessFailure != "" && r.Valid != checkers.Invalid {
+		return exitFailed
+	}
+	switch r.Valid {
 	case checkers.Valid:
 		return exitValid
 	case checkers.Invalid:
@@ -358,7 +373,7 @@ func analyzeCmd(args []string) (int, error) {
 	})
 	report, events, err := harness.Analyze(dir, promise, cfg.ObserveInterval, checkers.Options{
 		CheckTimeout: cfg.CheckTimeout, RecoveryTimeout: cfg.RecoveryTimeout,
-	})
+	}, info.Error)
 	if err != nil {
 		return 0, analyzeError(err)
 	}
@@ -366,7 +381,7 @@ func analyzeCmd(args []string) (int, error) {
 		return 0, err
 	}
 	summarize(&harness.Outcome{Dir: dir, Info: info, Report: report})
-	return verdictCode(report.Valid), nil
+	return verdictCode(report), nil
 }
 
 // checkFlags are the checker settings shared by run and analyze.

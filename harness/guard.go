@@ -1,0 +1,226 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/moby/moby/api/types/events"
+
+	"github.com/splitbrain/splitbrain/checkers"
+)
+
+// EnvironmentError says that the run's environment broke under it: a
+// container of the run that died or disappeared without a fault of ours,
+// a fault that could not be applied or healed, a Docker Engine that
+// stopped answering, a history that could not be written. The faults the
+// run claims did not happen as planned, so a valid verdict would not mean
+// what it says: the run is a harness failure, unless its history already
+// proves it invalid.
+type EnvironmentError struct{ Reason string }
+
+func (e *EnvironmentError) Error() string { return "harness failure: " + e.Reason }
+
+// IsEnvironment says whether err is an *EnvironmentError.
+func IsEnvironment(err error) bool {
+	var e *EnvironmentError
+	return errors.As(err, &e)
+}
+
+// guard watches a run's environment while the workload runs and remembers
+// the first thing that broke it. The nemesis tells it which containers it
+// stops itself; the Engine's event stream tells it about every other.
+type guard struct {
+	start time.Time // the workload's, for "12.3 s into the run"
+	broke chan struct{}
+
+	mu       sync.Mutex
+	reason   string
+	names    map[string]string // container id -> what it is, in words
+	owned    map[string]bool   // ids of ours: the resource and the sidecars
+	stopping map[string]bool   // ids we are stopping ourselves, until they start again
+	signaled map[string]string // ids sent a signal by someone else, and which
+	oom      map[string]bool   // ids the kernel's out-of-memory killer hit
+}
+
+// dieGrace is how long a container's death is held before it is judged:
+// a container removed by force dies first, and its removal, which says
+// more, follows within milliseconds.
+const dieGrace = 300 * time.Millisecond
+
+func newGuard(start time.Time) *guard {
+	return &guard{
+		start: start, broke: make(chan struct{}),
+		names: map[string]string{}, owned: map[string]bool{}, stopping: map[string]bool{},
+		signaled: map[string]string{}, oom: map[string]bool{},
+	}
+}
+
+// watch names a container of the run. owned says it is one of the
+// harness's own (the resource, a sidecar), whose exit is never the
+// target's doing.
+func (g *guard) watch(id, name string, owned bool) {
+	if g == nil || id == "" {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.names[id], g.owned[id] = name, owned
+}
+
+// expectStop says that we are about to stop container id (a kill, a
+// sidecar's restart): its death is ours until it starts again.
+func (g *guard) expectStop(id string) {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.stopping[id] = true
+}
+
+// fail records why the environment broke; the first reason wins.
+func (g *guard) fail(format string, args ...any) {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.reason != "" {
+		return
+	}
+	g.reason = fmt.Sprintf(format, args...) + fmt.Sprintf(", %.1f s into the run", time.Since(g.start).Seconds())
+	close(g.broke)
+}
+
+// Broken is closed once the environment broke.
+func (g *guard) Broken() <-chan struct{} { return g.broke }
+
+// err is the first breakage as an *EnvironmentError, nil if none.
+func (g *guard) err() error {
+	if g == nil {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.reason == "" {
+		return nil
+	}
+	return &EnvironmentError{Reason: g.reason}
+}
+
+// follow reads the Engine's events about the run's containers until ctx
+// ends. A stream that ends before then is an Engine gone or restarting.
+func (g *guard) follow(ctx context.Context, msgs <-chan events.Message, errs <-chan error) {
+	for {
+		select {
+		case m := <-msgs:
+			g.see(m)
+		case err := <-errs:
+			if ctx.Err() == nil {
+				g.fail("the Docker Engine stopped answering (%v)", err)
+			}
+			return
+		}
+	}
+}
+
+// see takes one event about a container of the run.
+func (g *guard) see(m events.Message) {
+	id := m.Actor.ID
+	var removed string
+	defer func() {
+		if removed != "" {
+			g.fail("%s was removed from outside splitbrain", removed)
+		}
+	}()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	name, known := g.names[id]
+	if !known {
+		return
+	}
+	switch m.Action {
+	case events.ActionStart:
+		delete(g.stopping, id)
+		delete(g.signaled, id)
+		delete(g.oom, id)
+	case events.ActionKill:
+		if !g.stopping[id] {
+			g.signaled[id] = m.Actor.Attributes["signal"]
+		}
+	case events.ActionOOM:
+		g.oom[id] = true
+	case events.ActionDestroy:
+		// Nothing of ours removes a container before teardown, which
+		// comes after the guard stopped watching.
+		removed = name
+	case events.ActionDie:
+		if g.stopping[id] {
+			return
+		}
+		code := m.Actor.Attributes["exitCode"]
+		time.AfterFunc(dieGrace, func() { g.died(id, name, code) })
+	}
+}
+
+// died judges a death that was not ours, once a removal would have been
+// seen: the harness's own containers and the kernel's or another
+// program's kills break the environment; a node or service process that
+// exited on its own is the target's doing, judged by the checkers and
+// noted at the end of the run.
+func (g *guard) died(id, name, code string) {
+	g.mu.Lock()
+	owned, oom, signal, ours := g.owned[id], g.oom[id], g.signaled[id], g.stopping[id]
+	g.mu.Unlock()
+	if ours {
+		return // a kill of ours began meanwhile
+	}
+	switch {
+	case oom:
+		g.fail("%s was killed by the kernel's out-of-memory killer", name)
+	case signal != "":
+		g.fail("%s was killed from outside splitbrain (signal %s)", name, signal)
+	case owned:
+		g.fail("%s exited on its own, with code %s", name, code)
+	}
+}
+
+// lateAfter: a fault not in effect (or not healed) this long after it was
+// begun took effect late. A partition or a pause is in effect within
+// milliseconds on an idle machine; seconds mean the host or the Engine
+// was struggling, and the fault hit a cluster later than planned.
+const lateAfter = time.Second
+
+// lateFaults says, in one note, which faults took effect or were healed
+// late. A kill's heal is left out: it starts processes, which takes
+// seconds on any machine.
+func lateFaults(faults []checkers.FaultEffect) []string {
+	var late []string
+	for _, f := range faults {
+		var parts []string
+		if f.InjectMS > float64(lateAfter.Milliseconds()) {
+			parts = append(parts, fmt.Sprintf("in effect after %.1f s", f.InjectMS/1000))
+		}
+		if !strings.HasPrefix(f.Fault, "kill-") && f.HealMS > float64(lateAfter.Milliseconds()) {
+			parts = append(parts, fmt.Sprintf("healed after %.1f s", f.HealMS/1000))
+		}
+		if len(parts) > 0 {
+			late = append(late, fmt.Sprintf("%s at %.1f s (%s)", f.Fault, float64(f.At)/1e9, strings.Join(parts, ", ")))
+		}
+	}
+	if len(late) == 0 {
+		return nil
+	}
+	const shown = 5
+	n, more := len(late), ""
+	if n > shown {
+		more = fmt.Sprintf("; and %d more (see the fault list)", n-shown)
+		late = late[:shown]
+	}
+	return []string{fmt.Sprintf("%d of %d faults took effect or were healed late, more than %s after they were begun, so they hit the cluster later than planned: %s%s",
+		n, len(faults), lateAfter, strings.Join(late, "; "), more)}
+}
