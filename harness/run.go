@@ -102,6 +102,11 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		r.info.Notes = append(r.info.Notes, lateFaults(r.info.Faults)...)
 		r.info.Timings.Check = time.Since(checkStart).Seconds()
 		switch {
+		case err != nil && broken:
+			// The disk that failed the run may fail its judgment too:
+			// the failure stays the reason.
+			runErr = errors.Join(runErr, fmt.Errorf("judging the history: %v", err))
+			r.info.Error = runErr.Error()
 		case err != nil:
 			runErr = err
 			r.info.Error = err.Error()

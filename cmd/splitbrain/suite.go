@@ -165,18 +165,27 @@ func writeJUnit(path string, s results.Suite, root string) error {
 
 // writable checks, before anything starts, that the results folder and
 // the JUnit file can be written.
+// probeSize is what a results folder must take before a run starts: the
+// run.json, reports and the first seconds of history of a run.
+const probeSize = 1 << 20
+
 func writable(root, junit string) error {
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return badInput("--results: %v", err)
 	}
-	// A folder that exists but takes no file (read-only, full) would
-	// otherwise fail the run after its containers started.
+	// A folder that exists but takes no file (read-only) or no bytes (a
+	// full disk, where an empty file still fits) would otherwise fail the
+	// run after its containers started.
 	probe, err := os.CreateTemp(root, ".splitbrain-probe-")
 	if err != nil {
 		return badInput("--results %s cannot be written: %v", root, err)
 	}
+	_, err = probe.Write(make([]byte, probeSize))
 	probe.Close()
 	os.Remove(probe.Name())
+	if err != nil {
+		return badInput("--results %s cannot be written: %v", root, err)
+	}
 	if junit == "" {
 		return nil
 	}
