@@ -6,13 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
-
-	"github.com/chromedp/chromedp"
 
 	"github.com/splitbrain/splitbrain/checkers"
 	"github.com/splitbrain/splitbrain/checkers/synth"
 	"github.com/splitbrain/splitbrain/history"
+	"github.com/splitbrain/splitbrain/internal/browsertest"
 )
 
 // BenchmarkReport renders the report of synthetic runs (package synth, with
@@ -39,7 +37,7 @@ func BenchmarkReport(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.ReportMetric(float64(st.Size())/1e6, "report-MB")
-			paint, ready := openTimes(b, path)
+			paint, ready := browsertest.OpenTimes(b, browsertest.Open(b), "file://"+path)
 			b.ReportMetric(paint.Seconds()*1000, "paint-ms")
 			b.ReportMetric(ready.Seconds()*1000, "ready-ms")
 		})
@@ -73,27 +71,4 @@ func synthRun(b *testing.B, n int) (string, Info, checkers.Report, []history.Eve
 		Faults: checkers.Faults(r.History),
 	}
 	return b.TempDir(), info, report, r.History
-}
-
-// openTimes opens path in Chromium and returns, from the start of the
-// navigation, when the page was first painted with content and when it was
-// ready (DOMContentLoaded: its script had drawn and wired the plots).
-func openTimes(b *testing.B, path string) (paint, ready time.Duration) {
-	ctx := browser(b)
-	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+path)); err != nil {
-		b.Fatal(err)
-	}
-	for {
-		t, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`[
-			(performance.getEntriesByName("first-contentful-paint")[0] || {startTime: -1}).startTime,
-			performance.getEntriesByType("navigation")[0].domContentLoadedEventEnd]`))
-		if err != nil {
-			b.Fatal(err)
-		}
-		if t[0] >= 0 && t[1] > 0 {
-			ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
-			return ms(t[0]), ms(t[1])
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }

@@ -1,11 +1,9 @@
 package results
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,49 +13,16 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/splitbrain/splitbrain/internal/browsertest"
 )
-
-// browser starts a headless Chromium (Debian's chromium package, which
-// `make deps` installs). Without one the test is skipped on a developer's
-// machine, and fails in CI, where skipping would hide that nothing ran.
-func browser(tb testing.TB) context.Context {
-	tb.Helper()
-	path, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			tb.Fatal("chromium is not installed, so the report cannot be opened in a browser: run `make deps` (apt-get install chromium)")
-		}
-		tb.Skip("chromium is not installed (make deps installs it)")
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(path),
-		chromedp.NoSandbox, // we run as root in CI
-		chromedp.WindowSize(1400, 1000),
-	)
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	tb.Cleanup(cancel)
-	ctx, cancel := chromedp.NewContext(actx)
-	tb.Cleanup(cancel)
-	ctx, cancel = context.WithTimeout(ctx, 2*time.Minute)
-	tb.Cleanup(cancel)
-	return ctx
-}
-
-func eval[T any](t *testing.T, ctx context.Context, js string) T {
-	t.Helper()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js))
-	if err != nil {
-		t.Fatalf("%s: %v", js, err)
-	}
-	return v
-}
 
 // TestReportInBrowser opens a report in a real browser from a loopback
 // server and checks what a reader relies on: the verdict, one lane per
 // node, violation links that move the timeline, and that the page asks
 // nothing of any other host.
 func TestReportInBrowser(t *testing.T) {
-	ctx := browser(t)
+	ctx := browsertest.Open(t)
 	fx := makeFixture(t, t.TempDir(), 30_000)
 	if err := WriteReport(fx.dir, fx.info, fx.report, fx.history); err != nil {
 		t.Fatal(err)
@@ -93,44 +58,44 @@ func TestReportInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if got := eval[string](t, ctx, `document.querySelector(".banner .word").textContent`); got != "invalid" {
+	if got := browsertest.Eval[string](t, ctx, `document.querySelector(".banner .word").textContent`); got != "invalid" {
 		t.Errorf("the banner says %q, want invalid", got)
 	}
-	if got := eval[bool](t, ctx, `getComputedStyle(document.querySelector(".banner")).backgroundColor !== getComputedStyle(document.body).backgroundColor`); !got {
+	if got := browsertest.Eval[bool](t, ctx, `getComputedStyle(document.querySelector(".banner")).backgroundColor !== getComputedStyle(document.body).backgroundColor`); !got {
 		t.Error("the banner has no colour of its own")
 	}
-	if got := eval[string](t, ctx, `[...document.querySelectorAll("#timeline g.lane")].map(l => l.dataset.node).join(",")`); got != "n1,n2,n3,n4,n5" {
+	if got := browsertest.Eval[string](t, ctx, `[...document.querySelectorAll("#timeline g.lane")].map(l => l.dataset.node).join(",")`); got != "n1,n2,n3,n4,n5" {
 		t.Errorf("timeline lanes %q, want one per node, n1 to n5", got)
 	}
-	if got := eval[int](t, ctx, `document.querySelectorAll(".violation").length`); got != len(fx.report.Checkers["stale-token"].Violations) {
+	if got := browsertest.Eval[int](t, ctx, `document.querySelectorAll(".violation").length`); got != len(fx.report.Checkers["stale-token"].Violations) {
 		t.Errorf("%d violations listed, results.json holds %d", got, len(fx.report.Checkers["stale-token"].Violations))
 	}
 
 	// The second violation's link frames its moment and lights up its mark.
 	const viewBox = `document.querySelector("#timeline svg.zoom").getAttribute("viewBox")`
-	before := eval[string](t, ctx, viewBox)
+	before := browsertest.Eval[string](t, ctx, viewBox)
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#v2 a.jump`)), chromedp.Sleep(200*time.Millisecond)); err != nil {
 		t.Fatal(err)
 	}
-	after := eval[string](t, ctx, viewBox)
+	after := browsertest.Eval[string](t, ctx, viewBox)
 	if after == before {
 		t.Fatalf("the timeline did not move: viewBox %q before and after the click", before)
 	}
 	v2 := fx.report.Checkers["stale-token"].Violations[1]
-	inView := eval[bool](t, ctx, `(() => { const [x, , w] = document.querySelector("#timeline svg.zoom").getAttribute("viewBox").split(" ").map(Number);
+	inView := browsertest.Eval[bool](t, ctx, `(() => { const [x, , w] = document.querySelector("#timeline svg.zoom").getAttribute("viewBox").split(" ").map(Number);
 		const t = `+ms(v2.Time)+`; return x <= t && t <= x + w; })()`)
 	if !inView {
 		t.Errorf("after the click the timeline shows %q, not violation 2 at %s", after, secs(v2.Time))
 	}
-	if !eval[bool](t, ctx, `document.getElementById("m2").classList.contains("hl")`) {
+	if !browsertest.Eval[bool](t, ctx, `document.getElementById("m2").classList.contains("hl")`) {
 		t.Error("violation 2's mark is not lit after its link was clicked")
 	}
-	if !eval[bool](t, ctx, `(() => { const r = document.getElementById("timeline").getBoundingClientRect(); return r.top >= -1 && r.top < innerHeight; })()`) {
+	if !browsertest.Eval[bool](t, ctx, `(() => { const r = document.getElementById("timeline").getBoundingClientRect(); return r.top >= -1 && r.top < innerHeight; })()`) {
 		t.Error("the link did not bring the timeline into view")
 	}
 
 	// Pointing at a belief bar says who led with which token, and when.
-	tipText := eval[string](t, ctx, `(() => {
+	tipText := browsertest.Eval[string](t, ctx, `(() => {
 		const bar = document.querySelector("#timeline g.lane .bar"), r = bar.getBoundingClientRect();
 		bar.dispatchEvent(new MouseEvent("mousemove", {bubbles: true, clientX: r.left + r.width / 2, clientY: r.top + r.height / 2}));
 		const tip = document.getElementById("tip");

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/splitbrain/splitbrain/harness/suite"
@@ -158,5 +160,38 @@ func TestSuiteBadInput(t *testing.T) {
 	// The catalogue is a suite: every row expands and validates.
 	if code := run([]string{"suite", "../../targets/catalogue.yaml", "--shard", "1/1", "--target", "no-such"}); code != exitBadInput {
 		t.Errorf("a filter keeping nothing exited %d", code)
+	}
+}
+
+// A results folder on a full disk is bad input before anything starts:
+// an empty file still fits there, a run's history does not. The disk is a
+// small tmpfs, filled up, which takes root to mount.
+func TestFullResultsFolderIsBadInput(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a small tmpfs takes root")
+	}
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=256k"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+	fill, err := os.Create(filepath.Join(dir, "fill"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for err == nil {
+		_, err = fill.Write(make([]byte, 4096))
+	}
+	fill.Close()
+	if !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("filling the tmpfs: %v", err)
+	}
+	for _, args := range [][]string{
+		{"run", "--target", "raft", "--results", dir},
+		{"suite", "../../targets/catalogue.yaml", "--target", "raft", "--results", dir},
+	} {
+		if code := run(args); code != exitBadInput {
+			t.Errorf("splitbrain %q exited %d, want %d", args, code, exitBadInput)
+		}
 	}
 }

@@ -1,0 +1,100 @@
+package harness_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/splitbrain/splitbrain/checkers"
+	"github.com/splitbrain/splitbrain/harness"
+	"github.com/splitbrain/splitbrain/internal/browsertest"
+	"github.com/splitbrain/splitbrain/results"
+)
+
+// The nightly soak in small: raft under every fault family, a fault every
+// second, for two minutes. The controller's memory stays flat, the
+// history grows at a steady rate, the verdict holds, nothing is left
+// behind and the report opens. The hour-long figures are in the README.
+func TestShortSoak(t *testing.T) {
+	cfg := testConfig(t)
+	t.Parallel()
+	cfg.Nodes = 5
+	cfg.Nemesis = []string{"partition", "pause", "kill", "clock"}
+	cfg.NemesisInterval = time.Second
+	cfg.TimeLimit = 2 * time.Minute
+	out, err := harness.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertNothingLeft(t, out.Info.ID)
+	if out.Report.Valid != checkers.Valid {
+		t.Errorf("raft came back %s after the soak", out.Report.Valid)
+	}
+	// A fault a second is planned; restarts of killed nodes take
+	// seconds, which delays the faults after them.
+	if n := len(out.Info.Faults); n < 40 {
+		t.Errorf("%d faults in two minutes, want at least one every three seconds", n)
+	}
+
+	samples := out.Info.Controller
+	if len(samples) < 12 {
+		t.Fatalf("%d samples of the controller's footprint, want one every 10 s", len(samples))
+	}
+	// Memory: past the first half minute, in which the heap finds its
+	// size, resident memory grows less than 2 MB a minute. A history
+	// kept in memory would grow 3-4 MB a minute at this rate.
+	var steady []results.Sample
+	for _, s := range samples {
+		if s.At >= 30 {
+			steady = append(steady, s)
+		}
+	}
+	growth := slope(steady, func(s results.Sample) float64 { return s.RSSMB }) * 60
+	if growth > 2 {
+		t.Errorf("the controller's resident memory grew %.1f MB a minute: %v", growth, steady)
+	}
+	// The history: every 10 s gained at least half the median's events,
+	// so nothing stalled the recorder.
+	var rates []float64
+	for i := 1; i < len(samples); i++ {
+		if dt := samples[i].At - samples[i-1].At; dt >= 5 {
+			rates = append(rates, float64(samples[i].Events-samples[i-1].Events)/dt)
+		}
+	}
+	sorted := slices.Sorted(slices.Values(rates))
+	median := sorted[len(sorted)/2]
+	if median < 100 || sorted[0] < median/2 {
+		t.Errorf("history events per second over each 10 s: %.0f, want at least 100 and none under half the median", rates)
+	}
+	t.Logf("%d faults; resident memory %.1f MB at the end, growing %.2f MB a minute; history events per second over each 10 s: %.0f",
+		len(out.Info.Faults), samples[len(samples)-1].RSSMB, growth, rates)
+
+	srv := httptest.NewServer(http.FileServer(http.Dir(out.Dir)))
+	defer srv.Close()
+	ctx := browsertest.Open(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/"+results.ReportFile), chromedp.WaitVisible(chromedp.CSS("#timeline svg.zoom"))); err != nil {
+		t.Fatal(err)
+	}
+	if got := browsertest.Eval[string](t, ctx, `document.querySelector(".banner .word").textContent`); got != "valid" {
+		t.Errorf("the report's banner says %q", got)
+	}
+}
+
+// slope is the least-squares slope of f over the samples, per second.
+func slope(samples []results.Sample, f func(results.Sample) float64) float64 {
+	n := float64(len(samples))
+	var sx, sy, sxx, sxy float64
+	for _, s := range samples {
+		x, y := s.At, f(s)
+		sx, sy, sxx, sxy = sx+x, sy+y, sxx+x*x, sxy+x*y
+	}
+	if d := n*sxx - sx*sx; d != 0 {
+		return (n*sxy - sx*sy) / d
+	}
+	return 0
+}
