@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/pkg/stdcopy"
@@ -67,6 +68,22 @@ func ConnectDocker(ctx context.Context) (*Docker, error) {
 
 // Close releases the client.
 func (d *Docker) Close() error { return d.cli.Close() }
+
+// WaitEngine waits until the Engine answers, as after its restart, or ctx
+// ends.
+func (d *Docker) WaitEngine(ctx context.Context) error {
+	for {
+		_, err := d.cli.Ping(ctx, client.PingOptions{})
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the Docker Engine does not answer: %v", err)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
 
 // EngineVersion is the engine's version, for run.json.
 func (d *Docker) EngineVersion(ctx context.Context) string {

@@ -3,9 +3,12 @@ package harness_test
 import (
 	"context"
 	"html"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -165,4 +168,95 @@ func TestFullDiskFailsTheRun(t *testing.T) {
 		}
 	}
 	t.Logf("%d events kept, last line cut short: %v", len(events), cut != nil)
+}
+
+// engineProxy stands between the harness and the Docker Engine's socket,
+// so that a test can make the Engine vanish for a while, as a restarting
+// or unreachable Engine does to its clients, without touching the Engine.
+type engineProxy struct {
+	path, engine string
+	mu           sync.Mutex
+	ln           net.Listener
+	conns        []net.Conn
+}
+
+func startEngineProxy(t *testing.T) *engineProxy {
+	engine := strings.TrimPrefix(os.Getenv("DOCKER_HOST"), "unix://")
+	if engine == "" {
+		engine = "/var/run/docker.sock"
+	}
+	if strings.Contains(engine, "://") {
+		t.Skipf("the Engine is not on a unix socket (DOCKER_HOST=%s)", engine)
+	}
+	p := &engineProxy{path: filepath.Join(t.TempDir(), "engine.sock"), engine: engine}
+	p.listen(t)
+	t.Cleanup(p.cut)
+	return p
+}
+
+func (p *engineProxy) listen(t *testing.T) {
+	ln, err := net.Listen("unix", p.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.mu.Lock()
+	p.ln = ln
+	p.mu.Unlock()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			e, err := net.Dial("unix", p.engine)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, e)
+			p.mu.Unlock()
+			go func() { io.Copy(e, c); e.Close() }()
+			go func() { io.Copy(c, e); c.Close() }()
+		}
+	}()
+}
+
+// cut closes the socket and every connection through it.
+func (p *engineProxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ln != nil {
+		p.ln.Close()
+	}
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+// An Engine that stops answering mid-run (restarting, or unreachable for
+// a while) fails the run; once it answers again, the teardown removes
+// everything of the run.
+func TestEngineGoneFailsTheRun(t *testing.T) {
+	cfg := testConfig(t)
+	p := startEngineProxy(t)
+	t.Setenv("DOCKER_HOST", "unix://"+p.path)
+	cfg.Nemesis = []string{"none"}
+	cfg.TimeLimit = 60 * time.Second
+	done := duringWorkload(t, cfg.ResultsDir, 3*time.Second, func(string) {
+		p.cut()
+		time.Sleep(time.Second)
+		p.listen(t)
+	})
+	out, err := harness.Run(context.Background(), cfg)
+	<-done
+	const want = "the Docker Engine stopped answering"
+	if !harness.IsEnvironment(err) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("the run ended with %v, want a harness failure that says %q", err, want)
+	}
+	assertNothingLeft(t, out.Info.ID)
+	if _, _, err := history.ReadComplete(filepath.Join(out.Dir, results.HistoryFile), history.ReadEvents); err != nil {
+		t.Error(err)
+	}
 }

@@ -243,8 +243,8 @@ func (r *run) execute(ctx context.Context) (err error) {
 		// brought us here.
 		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 60*time.Second)
 		defer cancel()
-		if terr := r.teardown(tctx); terr != nil && err == nil {
-			err = terr
+		if terr := r.teardown(tctx); terr != nil {
+			err = errors.Join(err, terr)
 		}
 	}()
 	if err := r.buildImages(ctx); err != nil {
@@ -687,10 +687,14 @@ func (r *run) noteDown(ctx context.Context) {
 // with the run's id, whether or not this process still knows about it.
 func (r *run) teardown(ctx context.Context) error {
 	start := time.Now()
-	var errs []error
 	if r.cluster != nil && r.cluster.faketime != nil {
 		r.cluster.faketime.close()
 	}
+	// An Engine that broke the run (restarting) may be back in seconds.
+	if err := r.docker.WaitEngine(ctx); err != nil {
+		return fmt.Errorf("teardown: %v (run `splitbrain clean` once it does)", err)
+	}
+	var errs []error
 	if r.cluster != nil {
 		containers := maps.Clone(r.cluster.ids)
 		for node, id := range r.cluster.sidecars {

@@ -72,6 +72,9 @@ func Record(c Case, out *harness.Outcome, err error, took time.Duration) results
 		rc.Run = out.Info.ID
 	}
 	switch {
+	case harness.IsEnvironment(err):
+		rc.Outcome, rc.Message = results.Error, err.Error() // it says it is a harness failure
+		return rc
 	case err != nil:
 		rc.Outcome, rc.Message = results.Error, "the harness failed: "+err.Error()
 		return rc
