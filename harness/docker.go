@@ -341,6 +341,11 @@ func (d *Docker) Remove(ctx context.Context, label string) (Removed, error) {
 		go func() {
 			defer wg.Done()
 			_, err := d.cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+			if cerrdefs.IsConflict(err) {
+				// Someone else is removing it (a person, another
+				// program): wait until it is gone.
+				err = d.waitGone(ctx, c.ID)
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil && !cerrdefs.IsNotFound(err) {
@@ -363,6 +368,21 @@ func (d *Docker) Remove(ctx context.Context, label string) (Removed, error) {
 		n.Networks++
 	}
 	return n, errors.Join(errs...)
+}
+
+// waitGone waits until container id no longer exists, or ctx ends.
+func (d *Docker) waitGone(ctx context.Context, id string) error {
+	for {
+		_, err := d.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+		if cerrdefs.IsNotFound(err) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("container %.12s is still being removed: %v", id, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 func runLabels(runID, node string) map[string]string {

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -39,6 +40,7 @@ type guard struct {
 
 	mu       sync.Mutex
 	reason   string
+	suspect  string            // a failure the Engine's events may yet explain better
 	names    map[string]string // container id -> what it is, in words
 	owned    map[string]bool   // ids of ours: the resource and the sidecars
 	stopping map[string]bool   // ids we are stopping ourselves, until they start again
@@ -46,10 +48,12 @@ type guard struct {
 	oom      map[string]bool   // ids the kernel's out-of-memory killer hit
 }
 
-// dieGrace is how long a container's death is held before it is judged:
-// a container removed by force dies first, and its removal, which says
-// more, follows within milliseconds.
-const dieGrace = 300 * time.Millisecond
+// grace is how long a failure is held before it is judged: a container
+// removed by force dies first, and its removal, which says more, follows
+// within milliseconds on an idle machine, and within a second on a loaded
+// one; a fault that failed on a container someone removed fails before
+// the Engine tells of the removal.
+const grace = time.Second
 
 func newGuard(start time.Time) *guard {
 	return &guard{
@@ -87,13 +91,35 @@ func (g *guard) fail(format string, args ...any) {
 	if g == nil {
 		return
 	}
+	g.failWith(g.stamp(format, args...))
+}
+
+// stamp says a reason and when it happened.
+func (g *guard) stamp(format string, args ...any) string {
+	return fmt.Sprintf(format, args...) + fmt.Sprintf(", %.1f s into the run", time.Since(g.start).Seconds())
+}
+
+func (g *guard) failWith(reason string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.reason != "" {
 		return
 	}
-	g.reason = fmt.Sprintf(format, args...) + fmt.Sprintf(", %.1f s into the run", time.Since(g.start).Seconds())
+	g.reason = reason
 	close(g.broke)
+}
+
+// failSoon records a failure that another, seen within grace, explains
+// better: a fault that could not be applied because someone removed its
+// container. Until then err already reports it.
+func (g *guard) failSoon(format string, args ...any) {
+	reason := g.stamp(format, args...)
+	g.mu.Lock()
+	if g.suspect == "" {
+		g.suspect = reason
+	}
+	g.mu.Unlock()
+	time.AfterFunc(grace, func() { g.failWith(reason) })
 }
 
 // Broken is closed once the environment broke.
@@ -106,10 +132,10 @@ func (g *guard) err() error {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.reason == "" {
-		return nil
+	if r := cmp.Or(g.reason, g.suspect); r != "" {
+		return &EnvironmentError{Reason: r}
 	}
-	return &EnvironmentError{Reason: g.reason}
+	return nil
 }
 
 // follow reads the Engine's events about the run's containers until ctx
@@ -163,7 +189,7 @@ func (g *guard) see(m events.Message) {
 			return
 		}
 		code := m.Actor.Attributes["exitCode"]
-		time.AfterFunc(dieGrace, func() { g.died(id, name, code) })
+		time.AfterFunc(grace, func() { g.died(id, name, code) })
 	}
 }
 

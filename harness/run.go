@@ -577,7 +577,7 @@ func (r *run) drive(ctx context.Context) error {
 	nem := nemesis.New(r.schedule, r.faults, r.cfg.Seed, r.cluster, rec)
 	guard, stopGuard := r.guard(ctx, start)
 	defer stopGuard()
-	nem.Failed = func(err error) { guard.fail("%v", err) }
+	nem.Failed = func(err error) { guard.failSoon("%v", err) }
 	go func() {
 		select {
 		case <-rec.Failed():

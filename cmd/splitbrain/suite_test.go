@@ -59,7 +59,9 @@ rows:
 		t.Fatalf("cases: %d whole, %d merged", len(whole.Cases), len(merged.Cases))
 	}
 	planted3 := whole.Cases[2]
-	if planted3.Verdict != "invalid" || !planted3.StoppedEarly || planted3.Seconds > 20 {
+	// Stopped at its violation, not at its 30 s limit: the time it took
+	// is no proof on a loaded machine, the record of the stop is.
+	if planted3.Verdict != "invalid" || !planted3.StoppedEarly {
 		t.Errorf("the planted violation's run: %+v", planted3)
 	}
 	for i := range whole.Cases {
