@@ -37,7 +37,7 @@ images: build rundeps
 
 # Unit tests and the integration tests, which start real containers.
 test: vet deps images
-	$(GO) test -race -count=1 -timeout 11m ./...
+	$(GO) test -race -count=1 -timeout 15m ./...
 
 # Unit tests only: no Docker needed.
 unit:

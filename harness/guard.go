@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -40,7 +39,7 @@ type guard struct {
 
 	mu       sync.Mutex
 	reason   string
-	suspect  string            // a failure the Engine's events may yet explain better
+	rank     rank
 	names    map[string]string // container id -> what it is, in words
 	owned    map[string]bool   // ids of ours: the resource and the sidecars
 	stopping map[string]bool   // ids we are stopping ourselves, until they start again
@@ -48,11 +47,11 @@ type guard struct {
 	oom      map[string]bool   // ids the kernel's out-of-memory killer hit
 }
 
-// grace is how long a failure is held before it is judged: a container
-// removed by force dies first, and its removal, which says more, follows
-// within milliseconds on an idle machine, and within a second on a loaded
-// one; a fault that failed on a container someone removed fails before
-// the Engine tells of the removal.
+// grace is how long a death is held before it is judged, and a symptom
+// before the watch ends: a container removed by force dies first, and its
+// removal, which says more, follows within milliseconds on an idle
+// machine, and within a second on a loaded one; a fault that failed on a
+// container someone removed fails before the Engine tells of the removal.
 const grace = time.Second
 
 func newGuard(start time.Time) *guard {
@@ -86,12 +85,27 @@ func (g *guard) expectStop(id string) {
 	g.stopping[id] = true
 }
 
-// fail records why the environment broke; the first reason wins.
+// rank orders the reasons a run broke: what the Engine says happened to a
+// container explains a fault that failed on it, which is only a symptom.
+type rank int8
+
+const (
+	symptom rank = iota + 1 // a fault that could not be applied or healed
+	cause                   // what the Engine, or the disk, says happened
+)
+
+// fail records why the environment broke: the first cause wins.
 func (g *guard) fail(format string, args ...any) {
 	if g == nil {
 		return
 	}
-	g.failWith(g.stamp(format, args...))
+	g.failWith(cause, g.stamp(format, args...))
+}
+
+// failed records a symptom: a cause seen later, while the guard still
+// watches, replaces it as the reason.
+func (g *guard) failed(format string, args ...any) {
+	g.failWith(symptom, g.stamp(format, args...))
 }
 
 // stamp says a reason and when it happened.
@@ -99,27 +113,24 @@ func (g *guard) stamp(format string, args ...any) string {
 	return fmt.Sprintf(format, args...) + fmt.Sprintf(", %.1f s into the run", time.Since(g.start).Seconds())
 }
 
-func (g *guard) failWith(reason string) {
+func (g *guard) failWith(r rank, reason string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.reason != "" {
+	if r <= g.rank {
 		return
 	}
-	g.reason = reason
-	close(g.broke)
+	if g.rank == 0 {
+		close(g.broke)
+	}
+	g.reason, g.rank = reason, r
 }
 
-// failSoon records a failure that another, seen within grace, explains
-// better: a fault that could not be applied because someone removed its
-// container. Until then err already reports it.
-func (g *guard) failSoon(format string, args ...any) {
-	reason := g.stamp(format, args...)
+// onlySymptom says whether the run broke for a reason whose cause may be
+// on its way from the Engine.
+func (g *guard) onlySymptom() bool {
 	g.mu.Lock()
-	if g.suspect == "" {
-		g.suspect = reason
-	}
-	g.mu.Unlock()
-	time.AfterFunc(grace, func() { g.failWith(reason) })
+	defer g.mu.Unlock()
+	return g.rank == symptom
 }
 
 // Broken is closed once the environment broke.
@@ -132,10 +143,10 @@ func (g *guard) err() error {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if r := cmp.Or(g.reason, g.suspect); r != "" {
-		return &EnvironmentError{Reason: r}
+	if g.reason == "" {
+		return nil
 	}
-	return nil
+	return &EnvironmentError{Reason: g.reason}
 }
 
 // follow reads the Engine's events about the run's containers until ctx

@@ -577,7 +577,7 @@ func (r *run) drive(ctx context.Context) error {
 	nem := nemesis.New(r.schedule, r.faults, r.cfg.Seed, r.cluster, rec)
 	guard, stopGuard := r.guard(ctx, start)
 	defer stopGuard()
-	nem.Failed = func(err error) { guard.failSoon("%v", err) }
+	nem.Failed = func(err error) { guard.failed("%v", err) }
 	go func() {
 		select {
 		case <-rec.Failed():
@@ -659,7 +659,15 @@ func (r *run) guard(ctx context.Context, start time.Time) (g *guard, stop func()
 	done := make(chan struct{})
 	go func() { defer close(done); g.follow(ctx, msgs, errs) }()
 	var once sync.Once
-	return g, func() { once.Do(func() { cancel(); <-done }) }
+	return g, func() {
+		once.Do(func() {
+			if g.onlySymptom() {
+				time.Sleep(2 * grace) // for the Engine's account of the cause
+			}
+			cancel()
+			<-done
+		})
+	}
 }
 
 // noteDown says which containers were down when the run ended, after
