@@ -1,10 +1,12 @@
 package harness_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/splitbrain/splitbrain/checkers"
+	"github.com/splitbrain/splitbrain/history"
 )
 
 // The seeds' Redis elector against a real redis-server in a container that
@@ -48,5 +50,52 @@ func TestRedisSentinelFailsOver(t *testing.T) {
 	}
 	if overlap := out.Report.Checkers["leader-overlap"]; overlap.Figures["windows"] == 0 {
 		t.Errorf("no two primaries at once: %+v", overlap.Figures)
+	}
+}
+
+// A frozen leader of the seeds' Redis elector wakes still leading beside
+// the node that took its expired lock, and steps down within one round
+// trip to Redis. The watch it was serving when it froze tells that belief
+// the moment it thaws, so every pause of the leader is seen: an overlap
+// that begins as the pause is healed.
+func TestWokenLeaderIsSeen(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Target = "redis-lease"
+	cfg.Nemesis = []string{"pause-leader"}
+	cfg.NemesisInterval = 0
+	cfg.TimeLimit = 8 * time.Second
+	out := runReal(t, cfg, "redis-server", nil)
+	overlap := out.Report.Checkers["leader-overlap"]
+	if overlap.Valid != checkers.Invalid {
+		t.Fatalf("leader-overlap %v: no woken leader seen beside its successor", overlap.Valid)
+	}
+	// Every pause in which another node took the lock ends in an overlap.
+	events := readHistory(t, out.Dir)
+	var frozen string
+	var struck int64
+	pauses := 0
+	for _, e := range events {
+		switch {
+		case e.Type == history.Nemesis && e.Phase == history.Inject && e.Error == "":
+			frozen, struck = e.Nodes[0], e.Time
+		case e.Type == history.Nemesis && e.Phase == history.Heal && e.Error == "":
+			took := slices.ContainsFunc(events, func(o history.Event) bool {
+				return o.Type == history.Leader && o.IsLeader && o.Node != frozen && o.Time > struck && o.Time < e.Sent
+			})
+			if !took {
+				continue
+			}
+			pauses++
+			healed := e.Sent
+			seen := slices.ContainsFunc(overlap.Violations, func(v checkers.Violation) bool {
+				return v.Time >= healed && v.Time < healed+int64(time.Second)
+			})
+			if !seen {
+				t.Errorf("%s, paused at %v and healed at %v while another node led, began no overlap; overlaps: %+v", frozen, time.Duration(struck), time.Duration(healed), overlap.Violations)
+			}
+		}
+	}
+	if pauses == 0 {
+		t.Fatal("no pause of the leader saw another node take the lock")
 	}
 }

@@ -222,7 +222,8 @@ func prepare(cfg Config) (*run, error) {
 // Paced faults: a single leader seen for settle makes the cluster ready,
 // and a fault the cluster reacted to is kept for linger beyond any overlap
 // the promise bounds, long enough for a new leader to write and for an
-// overlap to outlast the bound.
+// overlap to outlast the bound; a pause of nodes, for linger alone (see
+// nemesis.Pace's Thaw).
 const (
 	settle = time.Second
 	linger = time.Second
@@ -233,7 +234,7 @@ const (
 // declares, and the next struck once the cluster settled, or after that
 // time again if it never does.
 func paceOf(m targets.Manifest, p checkers.Promise) nemesis.Pace {
-	return nemesis.Pace{Settle: settle, Wait: m.Reaction + settle, React: m.Reaction, Hold: p.Bound + linger}
+	return nemesis.Pace{Settle: settle, Wait: m.Reaction + settle, React: m.Reaction, Hold: p.Bound + linger, Thaw: linger}
 }
 
 // execute is the part of a run that holds containers; teardown always runs.

@@ -119,11 +119,7 @@ func (n *Nemesis) runPaced(ctx context.Context) {
 			f := n.faults[faults[0]]
 			faults = faults[1:]
 			n.inject(ctx, f)
-			hold := n.schedule.Pace.Hold
-			if f.kills() {
-				hold = 0
-			}
-			pacer.Struck(time.Now(), hold)
+			pacer.Struck(time.Now(), n.schedule.Pace.holdOf(f))
 		case Heal:
 			n.HealAll()
 			pacer.Healed(time.Now())

@@ -32,6 +32,13 @@ type Pace struct {
 	// reacted: a killed node believes nothing, and what a kill exposes
 	// comes with the restart, most often while the new leader is new.
 	Hold time.Duration `json:"hold"`
+	// Thaw: keep a pause of nodes this long after the cluster reacted,
+	// instead of Hold. A frozen node proves nothing until it wakes, so an
+	// overlap with it can only begin at the heal: holding the pause past
+	// the promise's bound only delays that. What the pause needs is time
+	// for the new leader to lead and write, so that the woken one's
+	// writes meet a newer token.
+	Thaw time.Duration `json:"thaw"`
 }
 
 // Validate names the first setting that cannot pace anything.
@@ -45,8 +52,21 @@ func (p Pace) Validate() error {
 		return fmt.Errorf("pace: react must be positive, not %s", p.React)
 	case p.Hold < 0:
 		return errors.New("pace: hold must not be negative")
+	case p.Thaw < 0:
+		return errors.New("pace: thaw must not be negative")
 	}
 	return nil
+}
+
+// holdOf is how long to keep f in effect once the cluster reacted to it.
+func (p Pace) holdOf(f Fault) time.Duration {
+	switch {
+	case f.kills():
+		return 0
+	case f.freezesNodes():
+		return p.Thaw
+	}
+	return p.Hold
 }
 
 // Belief is what a node was last seen to believe, if that is recent.

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-var testPace = Pace{Settle: time.Second, Wait: 5 * time.Second, React: 2 * time.Second, Hold: 3 * time.Second}
+var testPace = Pace{Settle: time.Second, Wait: 5 * time.Second, React: 2 * time.Second, Hold: 3 * time.Second, Thaw: time.Second}
 
 // pacerRun drives a Pacer on a fake clock: each step holds the view for a
 // while, looked at every 10 ms, and the test reads when it struck and
@@ -167,9 +167,34 @@ func TestPaceValidate(t *testing.T) {
 		{Settle: time.Second, React: time.Second},
 		{Settle: time.Second, Wait: time.Second},
 		{Settle: time.Second, Wait: time.Second, React: time.Second, Hold: -1},
+		{Settle: time.Second, Wait: time.Second, React: time.Second, Thaw: -1},
 	} {
 		if bad.Validate() == nil {
 			t.Errorf("%+v: no error", bad)
+		}
+	}
+}
+
+// A kill is healed as soon as the cluster reacted, a pause of nodes after
+// Thaw (a frozen node shows an overlap only once it wakes), and every
+// other fault, a pause of a service among them, after Hold.
+func TestPaceHoldOf(t *testing.T) {
+	for name, want := range map[string]time.Duration{
+		"kill-leader":       0,
+		"kill-service":      0,
+		"pause-leader":      testPace.Thaw,
+		"pause-all":         testPace.Thaw,
+		"pause-service":     testPace.Hold,
+		"partition-leader":  testPace.Hold,
+		"clock-bump":        testPace.Hold,
+		"partition-service": testPace.Hold,
+	} {
+		f, ok := catalogue[name]
+		if !ok {
+			t.Fatalf("no fault %s", name)
+		}
+		if got := testPace.holdOf(f); got != want {
+			t.Errorf("%s: held %s after the reaction, want %s", name, got, want)
 		}
 	}
 }

@@ -70,11 +70,48 @@ func (o *Observer) Run(ctx context.Context) {
 }
 
 // follow watches node for as long as it serves the watch, and from the
-// first answer that says it does not, polls it instead. A watch that fails
-// or ends is recorded as silence and opened again an interval later.
+// first answer that says it does not, polls it instead. A watch that
+// fails, ends or falls silent is recorded as silence, and another is
+// opened an interval later.
+//
+// A silent watch is not closed: a frozen node, the moment it thaws, tells
+// its belief first on the streams it was serving when it froze, while a
+// request that queued during the freeze waits to be accepted and read. The
+// difference is the overlap a woken leader shows before its first round
+// trip to its peers or its lock tells it that it was deposed, which can be
+// shorter than that wait. So the latest silent stream stays open beside
+// the new ones until a newer one is heard from, and a while after.
 func (o *Observer) follow(ctx context.Context, node string) {
+	var (
+		streams sync.WaitGroup
+		kept    context.CancelFunc // the latest stream to fall silent
+	)
+	defer func() {
+		if kept != nil {
+			kept()
+		}
+		streams.Wait() // no line is recorded after Run returns
+	}()
 	for ctx.Err() == nil {
-		err := o.watch(ctx, node)
+		sctx, cancel := context.WithCancel(ctx)
+		silent, done := make(chan struct{}), make(chan error, 1)
+		retire := kept
+		heard := func() {
+			if retire != nil {
+				time.AfterFunc(retireGrace, retire)
+			}
+		}
+		streams.Go(func() { done <- o.watch(sctx, node, silent, heard) })
+		var err error
+		select {
+		case err = <-done:
+			cancel()
+		case <-silent:
+			if kept != nil {
+				kept()
+			}
+			kept, err = cancel, errSilent
+		}
 		if errors.Is(err, errNoWatch) {
 			o.poll(ctx, node)
 			return
@@ -101,18 +138,30 @@ func (o *Observer) record(e history.Event) {
 // only GET /leader.
 var errNoWatch = errors.New("the node serves no watch")
 
-// watch records node's lines until the stream fails, ends, or stays
-// silent for longer than a node that runs would be (a frozen node, a
-// dead one whose connection lingers).
-func (o *Observer) watch(ctx context.Context, node string) error {
+// errSilent is a watch that sent no line for longer than a running node
+// would: the node is frozen, dead with its connection lingering, or
+// starved.
+var errSilent = errors.New("the watch fell silent")
+
+// retireGrace is how long a silent stream stays open after a newer stream
+// of its node was heard from: long enough for the lines it owes from the
+// moment the node thawed to arrive.
+const retireGrace = time.Second
+
+// watch records node's lines until the stream fails or ends, or ctx ends.
+// It closes silent when the stream has sent no line for longer than a node
+// that runs would (a frozen node, a dead one whose connection lingers),
+// and calls heard at its first line.
+func (o *Observer) watch(ctx context.Context, node string, silent chan<- struct{}, heard func()) error {
 	base := o.cluster.NodeURL(node)
 	if base == "" {
 		return errors.New("no address")
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	silence := max(20*o.interval, time.Second)
-	quiet := time.AfterFunc(silence, cancel)
+	wait := max(20*o.interval, time.Second)
+	var once sync.Once
+	quiet := time.AfterFunc(wait, func() { once.Do(func() { close(silent) }) })
 	defer quiet.Stop()
 
 	// Sent is when the connection was ready, past its dial and before the
@@ -139,7 +188,7 @@ func (o *Observer) watch(ctx context.Context, node string) error {
 		return fmt.Errorf("watch answered %s", resp.Status)
 	}
 	dec := json.NewDecoder(resp.Body)
-	for {
+	for first := true; ; first = false {
 		var l sdk.WatchLine
 		if err := dec.Decode(&l); err != nil {
 			if errors.Is(err, io.EOF) {
@@ -150,7 +199,10 @@ func (o *Observer) watch(ctx context.Context, node string) error {
 		if l.At <= 0 {
 			return fmt.Errorf("watch line without a time: %+v", l)
 		}
-		quiet.Reset(silence)
+		quiet.Reset(wait)
+		if first {
+			heard()
+		}
 		o.record(history.Event{Type: history.Leader, Node: node, Sent: sent, At: l.At, Boot: l.Boot, IsLeader: l.Leader, Token: tokenOf(l.Leadership), LeaderID: l.LeaderID})
 	}
 }
