@@ -100,7 +100,9 @@ var families = map[string][]string{
 func (f Fault) kills() bool { return strings.HasPrefix(f.Name, "kill-") }
 
 // freezesNodes says whether f pauses nodes (not service containers).
-func (f Fault) freezesNodes() bool { return strings.HasPrefix(f.Name, "pause-") && !NeedsServices(f.Name) }
+func (f Fault) freezesNodes() bool {
+	return strings.HasPrefix(f.Name, "pause-") && !NeedsServices(f.Name)
+}
 
 // NeedsServices reports whether fault acts on a target's service
 // containers, which not every target has.
