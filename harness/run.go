@@ -222,8 +222,8 @@ func prepare(cfg Config) (*run, error) {
 // Paced faults: a single leader seen for settle makes the cluster ready,
 // and a fault the cluster reacted to is kept for linger beyond any overlap
 // the promise bounds, long enough for a new leader to write and for an
-// overlap to outlast the bound; a pause of nodes, for linger alone (see
-// nemesis.Pace's Thaw).
+// overlap to outlast the bound; a pause of nodes until a new leader
+// writes, for linger at most (see nemesis.Pace's Thaw).
 const (
 	settle = time.Second
 	linger = time.Second
@@ -561,20 +561,25 @@ func (r *run) drive(ctx context.Context) error {
 		n, _ := obs.Leader(fresh)
 		return n
 	}
-	r.cluster.view = func() nemesis.View {
-		v := nemesis.View{}
-		for n, leads := range obs.Beliefs(fresh) {
-			v[n] = nemesis.Follows
-			if leads {
-				v[n] = nemesis.Leads
-			}
-		}
-		return v
-	}
 	writer := workloads.NewWriter(workloads.Config{
 		Rate: r.cfg.Rate, Concurrency: r.cfg.Concurrency, Keys: r.cfg.Keys,
 		ReadShare: r.cfg.ReadShare, Timeout: r.cfg.OpTimeout, Seed: r.cfg.Seed,
 	}, r.cluster, rec)
+	r.cluster.view = func() nemesis.View {
+		v := nemesis.View{}
+		wrote := writer.Wrote(fresh)
+		for n, leads := range obs.Beliefs(fresh) {
+			switch {
+			case leads && wrote[n]:
+				v[n] = nemesis.Writes
+			case leads:
+				v[n] = nemesis.Leads
+			default:
+				v[n] = nemesis.Follows
+			}
+		}
+		return v
+	}
 	nem := nemesis.New(r.schedule, r.faults, r.cfg.Seed, r.cluster, rec)
 	guard, stopGuard := r.guard(ctx, start)
 	defer stopGuard()

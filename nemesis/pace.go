@@ -32,12 +32,12 @@ type Pace struct {
 	// reacted: a killed node believes nothing, and what a kill exposes
 	// comes with the restart, most often while the new leader is new.
 	Hold time.Duration `json:"hold"`
-	// Thaw: keep a pause of nodes this long after the cluster reacted,
-	// instead of Hold. A frozen node proves nothing until it wakes, so an
-	// overlap with it can only begin at the heal: holding the pause past
-	// the promise's bound only delays that. What the pause needs is time
-	// for the new leader to lead and write, so that the woken one's
-	// writes meet a newer token.
+	// Thaw: keep a pause of nodes, once the cluster reacted, until a new
+	// leader was seen writing, or this long if it never is. A frozen node
+	// proves nothing until it wakes, so an overlap with it can only begin
+	// at the heal: holding the pause past the promise's bound only delays
+	// that. What the pause needs is a new leader that leads and writes, so
+	// that the woken one's writes meet a newer token.
 	Thaw time.Duration `json:"thaw"`
 }
 
@@ -58,15 +58,27 @@ func (p Pace) Validate() error {
 	return nil
 }
 
+// Hold is how long a struck fault is kept once the cluster reacted to it.
+type Hold struct {
+	For time.Duration
+	// UntilWrite ends the hold sooner, once a node that did not lead when
+	// the fault struck was seen writing as leader.
+	UntilWrite bool
+	// UntilSilence heals the fault, reaction or not, once no node
+	// answers: every node killed leaves nobody to react, and what such a
+	// fault exposes comes with the restart.
+	UntilSilence bool
+}
+
 // holdOf is how long to keep f in effect once the cluster reacted to it.
-func (p Pace) holdOf(f Fault) time.Duration {
+func (p Pace) holdOf(f Fault) Hold {
 	switch {
 	case f.kills():
-		return 0
+		return Hold{UntilSilence: true}
 	case f.freezesNodes():
-		return p.Thaw
+		return Hold{For: p.Thaw, UntilWrite: true}
 	}
-	return p.Hold
+	return Hold{For: p.Hold}
 }
 
 // Belief is what a node was last seen to believe, if that is recent.
@@ -77,6 +89,7 @@ const (
 	Unseen  Belief = iota // nothing recent: down, frozen, unreachable, or not yet heard of
 	Follows               // it answered, and does not lead
 	Leads                 // it answered, and leads
+	Writes                // it leads, and a write it made was accepted lately
 )
 
 // View is every node's recent belief, as the observer sees it.
@@ -86,12 +99,22 @@ type View map[string]Belief
 func (v View) leaders() []string {
 	var out []string
 	for n, b := range v {
-		if b == Leads {
+		if b == Leads || b == Writes {
 			out = append(out, n)
 		}
 	}
 	slices.Sort(out)
 	return out
+}
+
+// silent says whether no node answers.
+func (v View) silent() bool {
+	for _, b := range v {
+		if b != Unseen {
+			return false
+		}
+	}
+	return true
 }
 
 // Action is what a Pacer asks of its nemesis.
@@ -110,10 +133,11 @@ const (
 //
 // Waiting, it strikes once a single leader has been seen for Settle since
 // the last heal, or once Wait has passed. Striking, it heals the fault's
-// hold (see Struck) after the cluster first reacted (a node led that did not lead when the fault
-// struck, or a leader of that moment answered that it no longer leads),
-// or React after the strike if the cluster never did. A leader that goes
-// silent has not reacted: a killed or frozen node says nothing.
+// hold (see Struck) after the cluster first reacted (a node led that did
+// not lead when the fault struck, or a leader of that moment answered that
+// it no longer leads), or React after the strike if the cluster never did.
+// A leader that goes silent has not reacted: a killed or frozen node says
+// nothing.
 type Pacer struct {
 	pace     Pace
 	striking bool
@@ -127,7 +151,7 @@ type Pacer struct {
 	// reacted to it (zero before), and how long to hold it after that.
 	before  []string
 	reacted time.Time
-	hold    time.Duration
+	hold    Hold
 }
 
 // NewPacer paces a run that starts at start.
@@ -143,16 +167,18 @@ func (p *Pacer) Step(now time.Time, v View) Action {
 		if !ready && now.Sub(p.since) < p.pace.Wait {
 			return Idle
 		}
-		p.striking, p.since, p.before, p.reacted, p.hold = true, now, leaders, time.Time{}, p.pace.Hold
+		p.striking, p.since, p.before, p.reacted, p.hold = true, now, leaders, time.Time{}, Hold{For: p.pace.Hold}
 		return Strike
 	}
 	if p.reacted.IsZero() && p.reacts(v, leaders) {
 		p.reacted = now
 	}
 	switch {
+	case p.reacted.IsZero() && p.hold.UntilSilence && v.silent():
+		// nobody is left to react: heal
 	case p.reacted.IsZero() && now.Sub(p.since) < p.pace.React:
 		return Idle // no reaction yet, and still time for one
-	case !p.reacted.IsZero() && now.Sub(p.reacted) < p.hold:
+	case !p.reacted.IsZero() && now.Sub(p.reacted) < p.hold.For && !(p.hold.UntilWrite && p.newWriter(v)):
 		return Idle // reacted: hold on
 	}
 	p.striking, p.since, p.leader = false, now, ""
@@ -170,14 +196,25 @@ func (p *Pacer) follow(now time.Time, leaders []string) {
 }
 
 // Struck says that the fault Step asked for was in effect by now, to be
-// held for hold once the cluster reacted. A kill or a restart can take
+// held as hold says once the cluster reacted. A kill or a restart can take
 // seconds on a loaded machine: the reaction time counts from when the
 // fault is in effect, and settling from when the heal is over, so that a
 // node restarted late is not struck again before the cluster saw it back.
-func (p *Pacer) Struck(now time.Time, hold time.Duration) { p.since, p.hold = now, hold }
+func (p *Pacer) Struck(now time.Time, hold Hold) { p.since, p.hold = now, hold }
 
 // Healed says that the heal Step asked for was over by now.
 func (p *Pacer) Healed(now time.Time) { p.since, p.alone = now, now }
+
+// newWriter says whether a node that did not lead when the fault struck
+// writes as leader.
+func (p *Pacer) newWriter(v View) bool {
+	for n, b := range v {
+		if b == Writes && !slices.Contains(p.before, n) {
+			return true
+		}
+	}
+	return false
+}
 
 // reacts says whether the view shows a reaction to the fault in effect.
 func (p *Pacer) reacts(v View, leaders []string) bool {

@@ -18,12 +18,12 @@ type pacerRun struct {
 	now   time.Duration
 	acts  []string
 	takes time.Duration // how long each strike and heal takes to carry out
-	held  time.Duration // each fault's hold after the reaction
+	held  Hold          // each fault's hold after the reaction
 }
 
 func newPacerRun(t *testing.T, pace Pace) *pacerRun {
 	start := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	return &pacerRun{t: t, p: NewPacer(pace, start), start: start, held: pace.Hold}
+	return &pacerRun{t: t, p: NewPacer(pace, start), start: start, held: Hold{For: pace.Hold}}
 }
 
 // hold shows v for d.
@@ -144,9 +144,41 @@ func TestPacerCountsFromWhenItIsDone(t *testing.T) {
 // reacted.
 func TestPacerHealsAKillAtTheReaction(t *testing.T) {
 	r := newPacerRun(t, testPace)
-	r.held = 0
+	r.held = Hold{}
 	r.hold(1010*time.Millisecond, n1Leads).hold(600*time.Millisecond, n1Gone).hold(time.Second, n2Took)
 	r.want("strike@1s", "heal@1.61s")
+}
+
+// A kill that leaves no node answering is healed at once, since nobody is
+// left to react; one that leaves survivors waits for their reaction.
+func TestPacerHealsAKillOfAllAtTheSilence(t *testing.T) {
+	r := newPacerRun(t, testPace)
+	r.held = Hold{UntilSilence: true}
+	r.hold(1010*time.Millisecond, n1Leads).hold(300*time.Millisecond, n1Gone).hold(3*time.Second, View{})
+	r.want("strike@1s", "heal@1.31s")
+
+	r = newPacerRun(t, testPace)
+	r.held = Hold{UntilSilence: true}
+	r.hold(1010*time.Millisecond, n1Leads).hold(3*time.Second, View{"n2": Follows})
+	r.want("strike@1s", "heal@3s")
+}
+
+// A pause of the leader is held, once another node leads, until a new
+// leader is seen writing, or for the thaw if none is.
+func TestPacerThawsWhenANewLeaderWrites(t *testing.T) {
+	n2Writes := View{"n2": Writes, "n3": Follows}
+	n1Writes := View{"n1": Writes, "n2": Follows, "n3": Follows}
+	r := newPacerRun(t, testPace)
+	r.held = Hold{For: testPace.Thaw, UntilWrite: true}
+	// n1 writing when it is frozen does not count: it led already.
+	r.hold(1010*time.Millisecond, n1Writes).hold(500*time.Millisecond, n1Gone).
+		hold(300*time.Millisecond, n2Took).hold(time.Second, n2Writes)
+	r.want("strike@1s", "heal@1.81s")
+
+	r = newPacerRun(t, testPace)
+	r.held = Hold{For: testPace.Thaw, UntilWrite: true}
+	r.hold(1010*time.Millisecond, n1Leads).hold(500*time.Millisecond, n1Gone).hold(2*time.Second, n2Took)
+	r.want("strike@1s", "heal@2.51s")
 }
 
 // A cluster that never settles still meets its faults, Wait after the
@@ -175,26 +207,28 @@ func TestPaceValidate(t *testing.T) {
 	}
 }
 
-// A kill is healed as soon as the cluster reacted, a pause of nodes after
-// Thaw (a frozen node shows an overlap only once it wakes), and every
-// other fault, a pause of a service among them, after Hold.
+// A kill is healed as soon as the cluster reacted, a pause of nodes once a
+// new leader writes or after Thaw (a frozen node shows an overlap only
+// once it wakes), and every other fault, a pause of a service among them,
+// after Hold.
 func TestPaceHoldOf(t *testing.T) {
-	for name, want := range map[string]time.Duration{
-		"kill-leader":       0,
-		"kill-service":      0,
-		"pause-leader":      testPace.Thaw,
-		"pause-all":         testPace.Thaw,
-		"pause-service":     testPace.Hold,
-		"partition-leader":  testPace.Hold,
-		"clock-bump":        testPace.Hold,
-		"partition-service": testPace.Hold,
+	thaw, hold, kill := Hold{For: testPace.Thaw, UntilWrite: true}, Hold{For: testPace.Hold}, Hold{UntilSilence: true}
+	for name, want := range map[string]Hold{
+		"kill-leader":       kill,
+		"kill-service":      kill,
+		"pause-leader":      thaw,
+		"pause-all":         thaw,
+		"pause-service":     hold,
+		"partition-leader":  hold,
+		"clock-bump":        hold,
+		"partition-service": hold,
 	} {
 		f, ok := catalogue[name]
 		if !ok {
 			t.Fatalf("no fault %s", name)
 		}
 		if got := testPace.holdOf(f); got != want {
-			t.Errorf("%s: held %s after the reaction, want %s", name, got, want)
+			t.Errorf("%s: held %+v after the reaction, want %+v", name, got, want)
 		}
 	}
 }

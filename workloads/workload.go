@@ -52,6 +52,9 @@ type Writer struct {
 	rec     *history.Recorder
 	http    *http.Client
 	Stats   Stats
+
+	mu    sync.Mutex
+	wrote map[string]int64 // per node: when its latest accepted write returned
 }
 
 // NewWriter returns a workload over cluster that records into rec.
@@ -65,7 +68,7 @@ func NewWriter(cfg Config, cluster Cluster, rec *history.Recorder) *Writer {
 		// request) and frees the process for the next operation.
 		DialContext: (&net.Dialer{Timeout: min(cfg.Timeout, dialTimeout)}).DialContext,
 	}
-	return &Writer{cfg: cfg, cluster: cluster, rec: rec, http: &http.Client{Transport: tr}}
+	return &Writer{cfg: cfg, cluster: cluster, rec: rec, http: &http.Client{Transport: tr}, wrote: map[string]int64{}}
 }
 
 const dialTimeout = 250 * time.Millisecond
@@ -136,10 +139,15 @@ func (w *Writer) process(process int, ops <-chan op) {
 			done = w.read(o.key)
 		}
 		done.Process, done.F, done.Key = process, o.f, o.key
-		w.rec.Record(done)
+		done = w.rec.Record(done)
 		switch done.Type {
 		case history.OK:
 			w.Stats.OK.Add(1)
+			if o.f == history.Write {
+				w.mu.Lock()
+				w.wrote[done.Node] = done.Time
+				w.mu.Unlock()
+			}
 		case history.Fail:
 			w.Stats.Fail.Add(1)
 		default:
@@ -147,6 +155,21 @@ func (w *Writer) process(process int, ops <-chan op) {
 			process += w.cfg.Concurrency
 		}
 	}
+}
+
+// Wrote names the nodes whose latest accepted write returned within maxAge:
+// those that write as leaders right now.
+func (w *Writer) Wrote(maxAge time.Duration) map[string]bool {
+	now := w.rec.Now()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := map[string]bool{}
+	for n, t := range w.wrote {
+		if now-t <= int64(maxAge) {
+			out[n] = true
+		}
+	}
+	return out
 }
 
 // write asks node to make a fenced write and classifies the answer by the
