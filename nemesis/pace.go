@@ -24,13 +24,14 @@ type Pace struct {
 	// it struck. A target's manifest declares it (its election timeout, a
 	// lease's life): the time within which it must notice a lost leader.
 	React time.Duration `json:"react"`
-	// Hold: keep a fault that leaves its nodes running (a pause, a
-	// partition, a clock) this long after the cluster reacted to it, so
-	// that what the reaction leads to (two leaders, a write with an older
-	// token) lasts long enough to judge: past an overlap the target
+	// Hold: keep a fault that leaves its nodes running (a partition, a
+	// clock, a pause of a service) this long after the cluster reacted to
+	// it, so that what the reaction leads to (two leaders, a write with an
+	// older token) lasts long enough to judge: past an overlap the target
 	// promises to bound, for one. A kill is healed as soon as the cluster
-	// reacted: a killed node believes nothing, and what a kill exposes
-	// comes with the restart, most often while the new leader is new.
+	// reacted, or as soon as no node answers: a killed node believes
+	// nothing, and what a kill exposes comes with the restart, most often
+	// while the new leader is new.
 	Hold time.Duration `json:"hold"`
 	// Thaw: keep a pause of nodes, once the cluster reacted, until a new
 	// leader was seen writing, or this long if it never is. A frozen node
