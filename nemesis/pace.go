@@ -168,7 +168,7 @@ func (p *Pacer) Step(now time.Time, v View) Action {
 		if !ready && now.Sub(p.since) < p.pace.Wait {
 			return Idle
 		}
-		p.striking, p.since, p.before, p.reacted, p.hold = true, now, leaders, time.Time{}, Hold{For: p.pace.Hold}
+		p.striking, p.since, p.before, p.reacted = true, now, leaders, time.Time{} // Struck sets the hold
 		return Strike
 	}
 	if p.reacted.IsZero() && p.reacts(v, leaders) {
