@@ -170,11 +170,24 @@ func (c *cluster) SetClock(_ context.Context, node string, s sdk.Skew) error {
 // Partition gives every node the rules of g, all at once, through each
 // node's sidecar; nodes g does not name get none. The controller's own
 // address is never in a rule, so it always reaches every node.
+//
+// A cut between two nodes is dropped by each on receipt. A service or the
+// resource has no sidecar to drop its half, so a node cut from one also
+// drops what it sends there: otherwise its requests and renewals on a
+// connection already open would still arrive, only the answers being lost.
 func (c *cluster) Partition(ctx context.Context, g nemesis.Grudge) error {
 	c.mu.Lock()
 	c.grudge = g
 	ips := maps.Clone(c.ips)
 	c.mu.Unlock()
+	unfiltered := func(names []string) (out []string) {
+		for _, n := range names {
+			if _, ok := c.sidecars[n]; !ok {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
 	if len(c.sidecars) == 0 {
 		if len(g) == 0 {
 			return nil
@@ -202,12 +215,16 @@ func (c *cluster) Partition(ctx context.Context, g nemesis.Grudge) error {
 		go func() {
 			defer wg.Done()
 			drops := g[node]
-			all, err := addrs(drops.All)
+			var r netfilter.Rules
+			var err error
+			if r.Drop, err = addrs(drops.All); err == nil {
+				r.DropInitiated, err = addrs(drops.Initiated)
+			}
 			if err == nil {
-				var initiated []netip.Addr
-				if initiated, err = addrs(drops.Initiated); err == nil {
-					err = c.applyRules(ctx, ips[node], netfilter.Rules{Drop: all, DropInitiated: initiated})
-				}
+				r.DropTo, err = addrs(unfiltered(drops.All))
+			}
+			if err == nil {
+				err = c.applyRules(ctx, ips[node], r)
 			}
 			if err != nil {
 				mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -83,6 +84,27 @@ func answers(c *cluster, node, path string) bool {
 	return resp.StatusCode == http.StatusOK
 }
 
+// waitLeader waits up to 10 s for a node that says it leads.
+func waitLeader(t *testing.T, c *cluster) string {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		for _, n := range c.Nodes() {
+			resp, err := http.Get(c.NodeURL(n) + "/leader")
+			if err != nil {
+				continue
+			}
+			var b struct{ Leader bool }
+			err = json.NewDecoder(resp.Body).Decode(&b)
+			resp.Body.Close()
+			if err == nil && b.Leader {
+				return n
+			}
+		}
+	}
+	t.Fatal("no leader in 10 s")
+	return ""
+}
+
 func TestFaultsTakeEffect(t *testing.T) {
 	c := startTestCluster(t)
 	ctx := context.Background()
@@ -134,6 +156,45 @@ func TestFaultsTakeEffect(t *testing.T) {
 			t.Error("the cut reached further than n1 and the resource")
 		}
 		c.Partition(ctx, nil)
+	})
+
+	// A node's requests on a connection it already holds must not reach the
+	// resource either: a lease renewed or a write accepted across the cut
+	// would be no cut at all.
+	t.Run("a cut from the resource stalls an open connection both ways", func(t *testing.T) {
+		leader := waitLeader(t, c)
+		post := func(value string) int {
+			hc := &http.Client{Timeout: 5 * time.Second}
+			resp, err := hc.Post(c.NodeURL(leader)+"/write", "application/json",
+				strings.NewReader(`{"key":"cut","value":"`+value+`"}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			return resp.StatusCode
+		}
+		if code := post("before"); code != http.StatusOK { // opens the connection the node keeps
+			t.Fatalf("write before the cut: %d", code)
+		}
+		if err := c.Partition(ctx, nemesis.CutFromResource(leader)); err != nil {
+			t.Fatal(err)
+		}
+		defer c.Partition(ctx, nil)
+		if code := post("during"); code == http.StatusOK {
+			t.Errorf("%s wrote to the resource across the cut", leader)
+		}
+		resp, err := http.Get(c.ResourceURL() + "/read?key=cut")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var got struct{ Value string }
+		if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Value != "before" {
+			t.Errorf("the resource holds %q, want %q: the write sent during the cut arrived", got.Value, "before")
+		}
 	})
 
 	t.Run("a paused node answers nothing, then everything", func(t *testing.T) {

@@ -13,8 +13,11 @@ const GrudgeResource = "resource"
 
 // Drops is what one node's packet filter drops.
 type Drops struct {
-	// All lists nodes whose every packet this node drops. That breaks TCP
-	// both ways, since the replies to this node's own packets are dropped too.
+	// All lists the containers this node is cut from: it drops every
+	// packet they send it, which also stops it opening connections to them.
+	// A node on the other side drops its own half (the shapes below list
+	// both); a service or the resource cannot, so for those the harness
+	// drops this node's packets to them as well.
 	All []string `json:"all,omitempty"`
 	// Initiated lists nodes whose packets this node drops only on connections
 	// they initiated (conntrack direction original): they cannot open
@@ -227,13 +230,12 @@ func OneWay(nodes []string, from string) Grudge {
 	return g
 }
 
-// CutFromResource makes node drop every packet from the resource, and nothing
-// else: it still talks to its peers but cannot use (or renew its hold on) the
-// resource.
+// CutFromResource cuts node from the resource, and nothing else: it still
+// talks to its peers but cannot use (or renew its hold on) the resource.
 func CutFromResource(node string) Grudge { return CutFrom(node, GrudgeResource) }
 
-// CutFrom makes node drop every packet from the containers named, and
-// nothing else. String names only a cut from the resource as such; a
+// CutFrom cuts node from the containers named, both ways, and nothing
+// else. String names only a cut from the resource as such; a
 // fault that cuts a node from other containers describes that itself.
 func CutFrom(node string, containers ...string) Grudge {
 	return Grudge{node: {All: containers}}

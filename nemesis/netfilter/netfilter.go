@@ -33,26 +33,38 @@ const Table = "splitbrain"
 // network namespace.
 const Port = 7979
 
-// chainName is the one base chain in Table, hooked on input.
-const chainName = "input"
+// The base chains in Table: what a node receives is filtered on input, what
+// it sends on output.
+const (
+	inputChain  = "input"
+	outputChain = "output"
+)
 
 // Rules is what one node drops.
 type Rules struct {
 	// Drop: every packet from these sources (input hook). On its own this
 	// cuts TCP both ways (the SYN-ACK from a peer is dropped too), but a
-	// datagram this node sends still arrives: apply Drop on both sides for
-	// a symmetric partition.
+	// datagram this node sends still arrives, and so does what it sends on a
+	// connection already open: apply Drop on both sides for a symmetric
+	// partition, or add DropTo where the other side cannot filter.
 	Drop []netip.Addr `json:"drop,omitempty"`
 	// DropInitiated: packets from these sources on connections THEY
 	// initiated (ct direction original): they cannot open connections to
 	// us, we can still reach them. Connections they had already opened stall
 	// too, as their packets are in the original direction.
 	DropInitiated []netip.Addr `json:"drop_initiated,omitempty"`
+	// DropTo: every packet this node sends to these destinations (output
+	// hook), so that an open connection stalls in both directions when the
+	// peer has no packet filter of its own. TCP retransmits as it would into
+	// a lost network; a datagram's send fails at once (EPERM), as it never
+	// would on a real network, which is why partitions between nodes use
+	// Drop on both sides instead.
+	DropTo []netip.Addr `json:"drop_to,omitempty"`
 }
 
 // Empty reports whether r drops nothing.
 func (r Rules) Empty() bool {
-	return len(r.Drop) == 0 && len(r.DropInitiated) == 0
+	return len(r.Drop) == 0 && len(r.DropInitiated) == 0 && len(r.DropTo) == 0
 }
 
 // String renders r on one line, for logs.
@@ -64,7 +76,7 @@ func (r Rules) String() string {
 		}
 		return "[" + strings.Join(s, " ") + "]"
 	}
-	return "drop=" + join(r.Drop) + " drop_initiated=" + join(r.DropInitiated)
+	return "drop=" + join(r.Drop) + " drop_initiated=" + join(r.DropInitiated) + " drop_to=" + join(r.DropTo)
 }
 
 // normalize checks every address and returns r with IPv4-mapped IPv6
@@ -92,7 +104,7 @@ func (r Rules) normalize() (Rules, error) {
 		}
 		return out
 	}
-	n := Rules{Drop: clean("drop", r.Drop), DropInitiated: clean("drop_initiated", r.DropInitiated)}
+	n := Rules{Drop: clean("drop", r.Drop), DropInitiated: clean("drop_initiated", r.DropInitiated), DropTo: clean("drop_to", r.DropTo)}
 	return n, errors.Join(errs...)
 }
 
@@ -109,8 +121,8 @@ var mu sync.Mutex
 var table = &nftables.Table{Name: Table, Family: nftables.TableFamilyINet}
 
 // Apply replaces the table's content with r, atomically: one netlink batch
-// that removes our table if present and recreates it with a chain 'input'
-// (type filter, hook input, priority filter, policy accept) and the rules.
+// that removes our table if present and recreates it with two chains, 'input'
+// and 'output' (type filter, priority filter, policy accept), and the rules.
 // The kernel commits a batch as one transaction, so there is never a moment
 // with the old rules gone and the new ones not yet in place. Empty rules
 // remove the table.
@@ -131,19 +143,21 @@ func Apply(r Rules) error {
 	}
 	resetTable(c)
 	c.AddTable(table)
-	chain := c.AddChain(&nftables.Chain{
-		Name:     chainName,
-		Table:    table,
-		Type:     nftables.ChainTypeFilter,
-		Hooknum:  nftables.ChainHookInput,
-		Priority: nftables.ChainPriorityFilter,
-		Policy:   ref(nftables.ChainPolicyAccept),
-	})
-	for _, a := range n.Drop {
-		c.AddRule(&nftables.Rule{Table: table, Chain: chain, Exprs: dropExprs(a, false)})
+	chains := map[string]*nftables.Chain{}
+	for name, hook := range map[string]*nftables.ChainHook{inputChain: nftables.ChainHookInput, outputChain: nftables.ChainHookOutput} {
+		chains[name] = c.AddChain(&nftables.Chain{
+			Name:     name,
+			Table:    table,
+			Type:     nftables.ChainTypeFilter,
+			Hooknum:  hook,
+			Priority: nftables.ChainPriorityFilter,
+			Policy:   ref(nftables.ChainPolicyAccept),
+		})
 	}
-	for _, a := range n.DropInitiated {
-		c.AddRule(&nftables.Rule{Table: table, Chain: chain, Exprs: dropExprs(a, true)})
+	for _, k := range kinds {
+		for _, a := range *k.list(&n) {
+			c.AddRule(&nftables.Rule{Table: table, Chain: chains[k.chain], Exprs: dropExprs(a, k)})
+		}
 	}
 	if err := c.Flush(); err != nil {
 		return fmt.Errorf("netfilter: apply %s: %w", n, err)
@@ -178,19 +192,35 @@ func resetTable(c *nftables.Conn) {
 	c.DelTable(table)
 }
 
-// dropExprs builds "meta nfproto ipv4 ip saddr <a> [ct direction original] drop".
-// The nfproto check matters in an inet table: without it, bytes 12..15 of an
-// IPv6 header (inside its source address) would be compared too.
-func dropExprs(a netip.Addr, initiated bool) []expr.Any {
+// kind is one of the three kinds of rule Apply writes: which chain it sits
+// in, which address of the packet it matches, and whether only packets in a
+// connection's original direction.
+type kind struct {
+	chain     string
+	offset    uint32 // of the matched address in the IPv4 header: 12 source, 16 destination
+	initiated bool
+	list      func(*Rules) *[]netip.Addr // the field of Rules it is written from
+}
+
+var kinds = []kind{
+	{inputChain, 12, false, func(r *Rules) *[]netip.Addr { return &r.Drop }},
+	{inputChain, 12, true, func(r *Rules) *[]netip.Addr { return &r.DropInitiated }},
+	{outputChain, 16, false, func(r *Rules) *[]netip.Addr { return &r.DropTo }},
+}
+
+// dropExprs builds "meta nfproto ipv4 ip saddr|daddr <a> [ct direction
+// original] drop". The nfproto check matters in an inet table: without it,
+// bytes 12..19 of an IPv6 header (inside its source address) would be
+// compared too.
+func dropExprs(a netip.Addr, k kind) []expr.Any {
 	ip := a.As4()
 	e := []expr.Any{
 		&expr.Meta{Key: expr.MetaKeyNFPROTO, Register: 1},
 		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{unix.NFPROTO_IPV4}},
-		// IPv4 source address: network header, offset 12, 4 bytes.
-		&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: 12, Len: 4},
+		&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: k.offset, Len: 4},
 		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: ip[:]},
 	}
-	if initiated {
+	if k.initiated {
 		// IP_CT_DIR_ORIGINAL is 0: the packet travels in the direction of
 		// the connection's first packet, so the peer opened it. Replies to
 		// connections we opened are IP_CT_DIR_REPLY and pass.
@@ -216,20 +246,19 @@ func Current() (Rules, error) {
 	if err != nil || !present {
 		return Rules{}, err
 	}
-	rs, err := c.GetRules(table, &nftables.Chain{Name: chainName, Table: table})
-	if err != nil {
-		return Rules{}, fmt.Errorf("netfilter: list rules: %w", err)
-	}
 	var out Rules
-	for _, r := range rs {
-		a, initiated, err := parseRule(r.Exprs)
+	for _, chain := range []string{inputChain, outputChain} {
+		rs, err := c.GetRules(table, &nftables.Chain{Name: chain, Table: table})
 		if err != nil {
-			return Rules{}, fmt.Errorf("netfilter: rule handle %d: %w", r.Handle, err)
+			return Rules{}, fmt.Errorf("netfilter: list rules of %s: %w", chain, err)
 		}
-		if initiated {
-			out.DropInitiated = append(out.DropInitiated, a)
-		} else {
-			out.Drop = append(out.Drop, a)
+		for _, r := range rs {
+			a, k, err := parseRule(chain, r.Exprs)
+			if err != nil {
+				return Rules{}, fmt.Errorf("netfilter: %s rule handle %d: %w", chain, r.Handle, err)
+			}
+			l := k.list(&out)
+			*l = append(*l, a)
 		}
 	}
 	return out, nil
@@ -262,39 +291,46 @@ func tablePresent(c *nftables.Conn) (bool, error) {
 	return slices.ContainsFunc(ts, func(t *nftables.Table) bool { return t.Name == Table }), nil
 }
 
-// parseRule recognizes exactly the expressions dropExprs writes.
-func parseRule(es []expr.Any) (addr netip.Addr, initiated bool, err error) {
+// parseRule recognizes exactly the expressions dropExprs writes in chain.
+func parseRule(chain string, es []expr.Any) (addr netip.Addr, k kind, err error) {
 	bad := fmt.Errorf("not a splitbrain rule: %d expressions", len(es))
 	if len(es) != 5 && len(es) != 7 {
-		return addr, false, bad
+		return addr, k, bad
 	}
 	if m, ok := es[0].(*expr.Meta); !ok || m.Key != expr.MetaKeyNFPROTO {
-		return addr, false, bad
+		return addr, k, bad
 	}
 	if c, ok := es[1].(*expr.Cmp); !ok || c.Op != expr.CmpOpEq || !slices.Equal(c.Data, []byte{unix.NFPROTO_IPV4}) {
-		return addr, false, bad
+		return addr, k, bad
 	}
-	if p, ok := es[2].(*expr.Payload); !ok || p.Base != expr.PayloadBaseNetworkHeader || p.Offset != 12 || p.Len != 4 {
-		return addr, false, bad
+	p, ok := es[2].(*expr.Payload)
+	if !ok || p.Base != expr.PayloadBaseNetworkHeader || p.Len != 4 {
+		return addr, k, bad
 	}
 	c, ok := es[3].(*expr.Cmp)
 	if !ok || c.Op != expr.CmpOpEq || len(c.Data) != 4 {
-		return addr, false, bad
+		return addr, k, bad
 	}
 	addr = netip.AddrFrom4([4]byte(c.Data))
-	if len(es) == 7 {
+	initiated := len(es) == 7
+	if initiated {
 		if ct, ok := es[4].(*expr.Ct); !ok || ct.Key != expr.CtKeyDIRECTION {
-			return addr, false, bad
+			return addr, k, bad
 		}
 		if d, ok := es[5].(*expr.Cmp); !ok || d.Op != expr.CmpOpEq || !slices.Equal(d.Data, []byte{0}) {
-			return addr, false, bad
+			return addr, k, bad
 		}
-		initiated = true
 	}
 	if v, ok := es[len(es)-1].(*expr.Verdict); !ok || v.Kind != expr.VerdictDrop {
-		return addr, false, bad
+		return addr, k, bad
 	}
-	return addr, initiated, nil
+	i := slices.IndexFunc(kinds, func(k kind) bool {
+		return k.chain == chain && k.offset == p.Offset && k.initiated == initiated
+	})
+	if i < 0 {
+		return addr, k, bad
+	}
+	return addr, kinds[i], nil
 }
 
 func familyName(f nftables.TableFamily) string {

@@ -45,15 +45,21 @@ func TestNormalize(t *testing.T) {
 // Apply writes, without a kernel.
 func TestRuleRoundTrip(t *testing.T) {
 	a := netip.MustParseAddr("172.18.0.5")
-	for _, initiated := range []bool{false, true} {
-		got, gotInit, err := parseRule(dropExprs(a, initiated))
-		if err != nil || got != a || gotInit != initiated {
-			t.Errorf("parseRule(dropExprs(%v, %v)) = %v, %v, %v", a, initiated, got, gotInit, err)
+	for i, k := range kinds {
+		got, gotK, err := parseRule(k.chain, dropExprs(a, k))
+		if err != nil || got != a || gotK.chain != k.chain || gotK.offset != k.offset || gotK.initiated != k.initiated {
+			t.Errorf("kind %d: parseRule(dropExprs(%v)) = %v, %+v, %v", i, a, got, gotK, err)
 		}
 	}
-	e := dropExprs(a, false)
-	if _, _, err := parseRule(e[2:]); err == nil {
+	e := dropExprs(a, kinds[0])
+	if _, _, err := parseRule(inputChain, e[2:]); err == nil {
 		t.Error("a rule without the nfproto check was recognized")
+	}
+	if _, _, err := parseRule(outputChain, e); err == nil {
+		t.Error("a rule by source was recognized in the output chain")
+	}
+	if _, _, err := parseRule(inputChain, dropExprs(a, kinds[2])); err == nil {
+		t.Error("a rule by destination was recognized in the input chain")
 	}
 }
 
@@ -69,6 +75,7 @@ func TestHandlerRejects(t *testing.T) {
 		"caller drop":  `{"drop":["192.0.2.1"]}`,
 		"caller ct":    `{"drop_initiated":["::ffff:192.0.2.1"]}`,
 		"caller among": `{"drop":["10.0.0.2","192.0.2.1"]}`,
+		"caller to":    `{"drop_to":["192.0.2.1"]}`,
 	} {
 		req := httptest.NewRequest(http.MethodPut, "/rules", strings.NewReader(body))
 		req.RemoteAddr = "192.0.2.1:40000"
@@ -115,7 +122,7 @@ func TestInNamespace(t *testing.T) {
 	if err := Clear(); err != nil { // absent table: no error
 		t.Fatalf("Clear on absent table: %v", err)
 	}
-	want := Rules{Drop: addrs("10.99.0.2", "10.99.0.3"), DropInitiated: addrs("10.99.0.4")}
+	want := Rules{Drop: addrs("10.99.0.2", "10.99.0.3"), DropInitiated: addrs("10.99.0.4"), DropTo: addrs("10.99.0.5")}
 	for range 2 { // the second Apply replaces the first, it does not add to it
 		if err := Apply(want); err != nil {
 			t.Fatal(err)
