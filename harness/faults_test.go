@@ -5,7 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -305,5 +309,70 @@ func TestSameSeedSameSchedule(t *testing.T) {
 	}
 	if reflect.DeepEqual(a, plan(43)) && reflect.DeepEqual(a, plan(44)) {
 		t.Error("the seed does not change the schedule")
+	}
+}
+
+// The packet filter's own test, which changes the nftables ruleset of the
+// namespace it runs in, run where that is safe: as a sidecar, with
+// NET_ADMIN, in the namespace of a throwaway container. It checks that what
+// Apply writes the kernel accepts, and that Current reads it back.
+func TestPacketFilterInItsNamespace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts containers")
+	}
+	ctx := context.Background()
+	d, err := ConnectDocker(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	dir := t.TempDir()
+	build := exec.CommandContext(ctx, "go", "test", "-c", "-o", filepath.Join(dir, "netfilter.test"), "../nemesis/netfilter")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go test -c: %v\n%s", err, out)
+	}
+	dockerfile := "FROM scratch\nCOPY netfilter.test /test\nENV SPLITBRAIN_NETFILTER_NETNS=1\n" +
+		`ENTRYPOINT ["/test", "-test.run", "^TestInNamespace$", "-test.v"]` + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(dockerfile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const image = "splitbrain/test-netfilter:latest"
+	if err := d.BuildDockerfileImage(ctx, image, dir, "Dockerfile"); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.BuildGoImage(ctx, resourceImage, "..", resourceMain); err != nil {
+		t.Fatal(err)
+	}
+
+	runID := "test-netfilter-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	defer d.Remove(context.Background(), LabelRun+"="+runID)
+	nw, _, err := d.NewNetwork(ctx, runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder, err := d.Start(ctx, ContainerSpec{RunID: runID, Name: "resource", Image: resourceImage, Network: nw,
+		Env: map[string]string{"SPLITBRAIN_RESOURCE_MODE": "strict", "SPLITBRAIN_RESOURCE_ADDR": fmt.Sprintf(":%d", resourcePort),
+			"SPLITBRAIN_RESOURCE_LOG": "/dev/null"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := d.StartSidecar(ctx, runID, "netfilter-test", holder.ID, image)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		exited, code := d.Exited(ctx, id)
+		if exited {
+			out, _ := d.Logs(ctx, id)
+			t.Logf("%s", out)
+			if code != 0 || !strings.Contains(string(out), "--- PASS: TestInNamespace") {
+				t.Fatalf("the packet filter's test in its namespace exited %d", code)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the packet filter's test did not end in 30 s")
+		}
 	}
 }
