@@ -30,13 +30,9 @@ func TestDebianBaseFromNowhere(t *testing.T) {
 	needDebootstrap(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	d, err := ConnectDocker(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d := testDocker(t)
 	const tag = "splitbrain/test-debian:nowhere"
-	err = d.bootstrap(ctx, tag, "test", "http://127.0.0.1:9/debian")
+	err := d.bootstrap(ctx, tag, "test", "http://127.0.0.1:9/debian")
 	if err == nil || !strings.Contains(err.Error(), "debootstrap bookworm from http://127.0.0.1:9/debian failed") {
 		t.Fatalf("got %v", err)
 	}
@@ -52,11 +48,7 @@ func TestDebianPackages(t *testing.T) {
 	needDebootstrap(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	d, err := ConnectDocker(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d := testDocker(t)
 	tag, err := d.DebianPackages(ctx, []string{"redis-server", "libfaketime", "redis-server"})
 	if err != nil {
 		t.Fatal(err)

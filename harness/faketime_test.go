@@ -106,11 +106,7 @@ func TestFaketimeInAContainer(t *testing.T) {
 		t.Skip("libfaketime is not installed (make deps)")
 	}
 	ctx := context.Background()
-	d, err := ConnectDocker(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d := testDocker(t)
 	// An image of the host's date(1), its libraries and libfaketime.
 	root := t.TempDir()
 	for _, f := range []string{"/bin/date", faketimeLib, libcMalloc, "/lib/x86_64-linux-gnu/libc.so.6", "/lib/x86_64-linux-gnu/libm.so.6", "/lib64/ld-linux-x86-64.so.2"} {
@@ -137,12 +133,7 @@ func TestFaketimeInAContainer(t *testing.T) {
 	if err := f.set("n1", sdk.Skew{Offset: skew}); err != nil {
 		t.Fatal(err)
 	}
-	runID := "test-faketime-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	defer d.Remove(context.Background(), LabelRun+"="+runID)
-	nw, _, err := d.NewNetwork(ctx, runID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	runID, nw := throwawayNetwork(t, d, "test-faketime")
 	ctr, err := d.Start(ctx, ContainerSpec{
 		RunID: runID, Name: "n1", Image: image, Network: nw, Env: faketimeEnv(),
 		Binds: []string{filepath.Join(clocks, "n1") + ":" + clockMount},
@@ -150,13 +141,7 @@ func TestFaketimeInAContainer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []byte
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if exited, _ := d.Exited(ctx, ctr.ID); exited {
-			out, _ = d.Logs(ctx, ctr.ID)
-			break
-		}
-	}
+	_, out := waitExit(t, d, ctr.ID, 10*time.Second)
 	secs, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
 	if err != nil {
 		t.Fatalf("date printed %q: %v", out, err)

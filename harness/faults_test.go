@@ -321,11 +321,7 @@ func TestPacketFilterInItsNamespace(t *testing.T) {
 		t.Skip("starts containers")
 	}
 	ctx := context.Background()
-	d, err := ConnectDocker(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d := testDocker(t)
 	dir := t.TempDir()
 	build := exec.CommandContext(ctx, "go", "test", "-c", "-o", filepath.Join(dir, "netfilter.test"), "../nemesis/netfilter")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
@@ -345,12 +341,7 @@ func TestPacketFilterInItsNamespace(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	runID := "test-netfilter-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	defer d.Remove(context.Background(), LabelRun+"="+runID)
-	nw, _, err := d.NewNetwork(ctx, runID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	runID, nw := throwawayNetwork(t, d, "test-netfilter")
 	holder, err := d.Start(ctx, ContainerSpec{RunID: runID, Name: "resource", Image: resourceImage, Network: nw,
 		Env: map[string]string{"SPLITBRAIN_RESOURCE_MODE": "strict", "SPLITBRAIN_RESOURCE_ADDR": fmt.Sprintf(":%d", resourcePort),
 			"SPLITBRAIN_RESOURCE_LOG": "/dev/null"}})
@@ -361,18 +352,48 @@ func TestPacketFilterInItsNamespace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		exited, code := d.Exited(ctx, id)
-		if exited {
+	code, out := waitExit(t, d, id, 30*time.Second)
+	t.Logf("%s", out)
+	if code != 0 || !strings.Contains(string(out), "--- PASS: TestInNamespace") {
+		t.Fatalf("the packet filter's test in its namespace exited %d", code)
+	}
+}
+
+// testDocker connects to the Docker Engine for the test's length.
+func testDocker(t *testing.T) *Docker {
+	t.Helper()
+	d, err := ConnectDocker(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+// throwawayNetwork makes a network for a test's containers, under a run id
+// of its own, and removes it and them when the test ends.
+func throwawayNetwork(t *testing.T, d *Docker, prefix string) (runID, network string) {
+	t.Helper()
+	runID = prefix + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	t.Cleanup(func() { d.Remove(context.Background(), LabelRun+"="+runID) })
+	network, _, err := d.NewNetwork(context.Background(), runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runID, network
+}
+
+// waitExit waits for container id's program to end and returns its exit
+// code and output.
+func waitExit(t *testing.T, d *Docker, id string, timeout time.Duration) (int, []byte) {
+	t.Helper()
+	ctx := context.Background()
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if exited, code := d.Exited(ctx, id); exited {
 			out, _ := d.Logs(ctx, id)
-			t.Logf("%s", out)
-			if code != 0 || !strings.Contains(string(out), "--- PASS: TestInNamespace") {
-				t.Fatalf("the packet filter's test in its namespace exited %d", code)
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the packet filter's test did not end in 30 s")
+			return code, out
 		}
 	}
+	t.Fatalf("container %.12s still runs after %s", id, timeout)
+	return 0, nil
 }
