@@ -207,6 +207,9 @@ func (n *Node) Tick() []Message {
 	}
 	n.unacked = waiting
 	for _, m := range late {
+		if n.ended(m) {
+			continue
+		}
 		out, _ := n.pass(m, n.members.After(m.To))
 		msgs = append(msgs, out...)
 	}
@@ -270,6 +273,13 @@ func (n *Node) handle(m Message) ([]Message, error) {
 		return n.pass(Message{Type: MsgElected, Candidate: m.Candidate, Epoch: m.Epoch}, next)
 	}
 	switch c := election.Compare(m.Candidate, n.id); {
+	case c == 0 && !n.participant:
+		// A copy of an ELECTION of ours that has already ended (we won,
+		// or followed an ELECTED since): a ring message is sent again when
+		// its ack is late, so copies arrive. Winning on each would claim
+		// a new epoch each time and send it around the ring, where it is
+		// copied again when acks are late: on a loaded network, a storm.
+		return nil, nil
 	case c == 0:
 		// Our ELECTION came around: no live node outranks us.
 		return n.win()
@@ -282,6 +292,16 @@ func (n *Node) handle(m Message) ([]Message, error) {
 		n.participant = true
 		return n.pass(Message{Type: MsgElection, Candidate: n.id, Epoch: n.seen}, next)
 	}
+}
+
+// ended reports whether a ring message whose ack is late is no longer
+// worth passing on: an ELECTION once we have stopped taking part in it (it
+// was decided), an ELECTED older than an epoch we know.
+func (n *Node) ended(m Message) bool {
+	if m.Type == MsgElection {
+		return !n.participant
+	}
+	return m.Epoch < n.seen
 }
 
 func (n *Node) follow(lead string, epoch uint64) {

@@ -167,6 +167,9 @@ func TestNoLeadershipWithoutDurableEpoch(t *testing.T) {
 		}
 	}
 	n2, _ := New(Config{ID: "n2", Peers: []string{"n1"}, Storage: simnet.FullDisk{}})
+	for range 10 { // n2 misses a leader and puts its candidacy on the ring
+		n2.Tick()
+	}
 	if _, err := n2.Step(Message{Type: MsgElection, From: "n1", To: "n2", Candidate: "n2"}); err == nil || n2.Status().IsLeader() {
 		t.Fatalf("step: %v %+v", err, n2.Status())
 	}
@@ -246,5 +249,36 @@ func TestConfigValidate(t *testing.T) {
 		if _, err := New(c); err == nil {
 			t.Errorf("New accepted %+v", c)
 		}
+	}
+}
+
+// A ring message whose ack is late is sent on to the next node as well,
+// so copies of ELECTIONs and ELECTEDs go around a slow network. A copy of
+// an election that has ended must not win or travel again: each such win
+// is a new epoch sent around the ring, to be copied in turn. Step by step:
+// the copy of an election already won is acknowledged and nothing more,
+// and a late ELECTION of an ended election is not resent.
+func TestCopiesOfEndedElections(t *testing.T) {
+	n2 := mustNew(t, "n2", "n1", "n3")
+	for range 10 {
+		n2.Tick()
+	}
+	simnet.MustStep(t, n2, Message{Type: MsgElection, From: "n1", To: "n2", Seq: 1, Candidate: "n2"})
+	if !n2.Status().IsLeader() {
+		t.Fatalf("n2 did not win: %+v", n2.Status())
+	}
+	won := n2.Status()
+	if got := show(simnet.MustStep(t, n2, Message{Type: MsgElection, From: "n1", To: "n2", Seq: 2, Candidate: "n2"})); got != "n2>n1:ack[]/0#2" || n2.Status() != won {
+		t.Fatalf("a copy of the won election: %s, %+v", got, n2.Status())
+	}
+
+	n1 := mustNew(t, "n1", "n2", "n3")
+	simnet.MustStep(t, n1, Message{Type: MsgElection, From: "n3", To: "n1", Seq: 1, Candidate: "n3", Epoch: 2})
+	simnet.MustStep(t, n1, Message{Type: MsgElected, From: "n3", To: "n1", Seq: 2, Candidate: "n3", Epoch: 5})
+	// Neither is acknowledged: after AckTicks only the ELECTED, still
+	// current, goes on to the node after n2.
+	n1.Tick()
+	if got := show(n1.Tick()); got != "n1>n3:elected[n3]/5#3" {
+		t.Fatalf("late messages resent: %s", got)
 	}
 }
