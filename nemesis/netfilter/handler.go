@@ -102,8 +102,10 @@ func decode(req *http.Request) (Rules, error) {
 	if ap, err := netip.ParseAddrPort(req.RemoteAddr); err == nil {
 		self := ap.Addr().Unmap()
 		is := func(a netip.Addr) bool { return a.Unmap() == self }
-		if slices.ContainsFunc(r.Drop, is) || slices.ContainsFunc(r.DropInitiated, is) || slices.ContainsFunc(r.DropTo, is) {
-			return r, fmt.Errorf("%w: refusing to drop %s, the caller's own address", errBadRequest, self)
+		for _, k := range kinds {
+			if slices.ContainsFunc(*k.list(&r), is) {
+				return r, fmt.Errorf("%w: refusing to drop %s, the caller's own address", errBadRequest, self)
+			}
 		}
 	}
 	return r, nil
