@@ -361,13 +361,41 @@ func (d *Docker) Remove(ctx context.Context, label string) (Removed, error) {
 		return n, errors.Join(append(errs, err)...)
 	}
 	for _, nw := range ns.Items {
-		if _, err := d.cli.NetworkRemove(ctx, nw.ID, client.NetworkRemoveOptions{}); err != nil && !cerrdefs.IsNotFound(err) {
+		if err := d.removeNetwork(ctx, nw.ID); err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		n.Networks++
 	}
 	return n, errors.Join(errs...)
+}
+
+// endpointRelease bounds the wait for the Engine to let go of a removed
+// container's endpoint.
+const endpointRelease = 10 * time.Second
+
+// removeNetwork removes network id once the Engine has released the
+// endpoints of the containers just removed from it. It releases them
+// after the removal has returned: with four runs at once on 2 cores, a
+// network removed straight after its containers was refused for "active
+// endpoints" that were gone a moment later, and the run was lost to a
+// teardown error.
+func (d *Docker) removeNetwork(ctx context.Context, id string) error {
+	deadline := time.Now().Add(endpointRelease)
+	for {
+		_, err := d.cli.NetworkRemove(ctx, id, client.NetworkRemoveOptions{})
+		if err == nil || cerrdefs.IsNotFound(err) {
+			return nil
+		}
+		if !strings.Contains(err.Error(), "active endpoints") || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // waitGone waits until container id no longer exists, or ctx ends.

@@ -1,0 +1,51 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+)
+
+// A network still joined by a container that is on its way out is
+// removed once the container is gone: the Engine releases a removed
+// container's endpoint after the removal returns, so teardown waits for
+// it instead of failing the run.
+func TestRemoveWaitsForAnEndpointToGo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs Docker")
+	}
+	ctx := context.Background()
+	d := testDocker(t)
+	if err := d.BuildGoImage(ctx, resourceImage, "..", resourceMain); err != nil {
+		t.Fatal(err)
+	}
+	runID, nw := throwawayNetwork(t, d, "test-endpoint")
+	// The container belongs to another run id, so that removing runID's
+	// things finds the network still joined.
+	leaving := runID + "-leaving"
+	t.Cleanup(func() { d.Remove(context.Background(), LabelRun+"="+leaving) })
+	if _, err := d.Start(ctx, ContainerSpec{RunID: leaving, Name: "resource", Image: resourceImage, Network: nw,
+		Env: map[string]string{"SPLITBRAIN_RESOURCE_MODE": "strict", "SPLITBRAIN_RESOURCE_ADDR": fmt.Sprintf(":%d", resourcePort),
+			"SPLITBRAIN_RESOURCE_LOG": "/dev/null"}}); err != nil {
+		t.Fatal(err)
+	}
+	const goesAfter = time.Second
+	gone := make(chan error, 1)
+	go func() {
+		time.Sleep(goesAfter)
+		_, err := d.Remove(ctx, LabelRun+"="+leaving)
+		gone <- err
+	}()
+	began := time.Now()
+	removed, err := d.Remove(ctx, LabelRun+"="+runID)
+	if err != nil || removed.Networks != 1 {
+		t.Fatalf("removed %+v: %v", removed, err)
+	}
+	if took := time.Since(began); took < goesAfter {
+		t.Errorf("the network went after %s, before the container that joined it", took)
+	}
+	if err := <-gone; err != nil {
+		t.Fatal(err)
+	}
+}
