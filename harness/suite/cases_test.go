@@ -135,3 +135,23 @@ func TestSummary(t *testing.T) {
 		}
 	}
 }
+
+// Runs start a target at a time, round after round; each target's own
+// runs keep their order.
+func TestInterleaveTakesTargetsInTurn(t *testing.T) {
+	cases, err := load(t, nightly).Cases(Filter{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int
+	for _, c := range Interleave(cases) {
+		got = append(got, c.Index)
+	}
+	// raft is cases 0-3 and 9, bully 4-8.
+	if want := []int{0, 4, 1, 5, 2, 6, 3, 7, 9, 8}; !slices.Equal(got, want) {
+		t.Errorf("started in the order %v, want %v", got, want)
+	}
+	if got := Interleave(nil); len(got) != 0 {
+		t.Errorf("no cases: %v", got)
+	}
+}
