@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/splitbrain/splitbrain/checkers"
 )
@@ -31,9 +32,17 @@ type indexData struct {
 	Runs   []indexRow
 }
 
+// indexing makes a process's rewrites of an index one at a time, each
+// reading the store after the last: a suite's runs end at once, and the
+// index a slower rewrite read before a run ended must not be the last one
+// written.
+var indexing sync.Mutex
+
 // WriteIndex rewrites results/index.html: the trend of each way of
 // running a target over the stored runs, then the runs, newest first.
 func WriteIndex(s Store) error {
+	indexing.Lock()
+	defer indexing.Unlock()
 	runs, err := s.Runs()
 	if err != nil {
 		return err

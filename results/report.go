@@ -5,6 +5,7 @@ import (
 	"cmp"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
 	"math"
@@ -386,7 +387,7 @@ func size(n int64) string {
 }
 
 func writeTemplate(path string, t *template.Template, data any) error {
-	tmp := path + ".tmp"
+	tmp := tempBeside(path)
 	f, err := os.Create(tmp)
 	if err != nil {
 		return err
@@ -394,13 +395,11 @@ func writeTemplate(path string, t *template.Template, data any) error {
 	w := bufio.NewWriterSize(f, 256*1024)
 	if err := t.Execute(w, data); err != nil {
 		f.Close()
+		os.Remove(tmp)
 		return fmt.Errorf("%s: %v", filepath.Base(path), err)
 	}
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
+	if err := errors.Join(w.Flush(), f.Close()); err != nil {
+		os.Remove(tmp)
 		return err
 	}
 	return os.Rename(tmp, path)

@@ -1,10 +1,12 @@
 package results
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -147,5 +149,42 @@ func TestWriteReportServiceLane(t *testing.T) {
 		if !strings.Contains(page, want) {
 			t.Errorf("the report lacks %q", want)
 		}
+	}
+}
+
+// Runs that end at once, as a suite's do, each point latest at
+// themselves and rewrite the index without failing one another, and the
+// index written last lists them all.
+func TestRunsEndingAtOnceShareTheStore(t *testing.T) {
+	s := Store{Root: t.TempDir()}
+	const runs = 16
+	var wg sync.WaitGroup
+	errs := make([]error, runs)
+	for i := range runs {
+		wg.Go(func() {
+			id := fmt.Sprintf("run%02d", i)
+			writeRun(t, s, Info{ID: id, Target: "raft", Started: night0.Add(time.Duration(i) * time.Minute)}, nil)
+			errs[i] = errors.Join(s.SetLatest(id), WriteIndex(s))
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(s.Root, IndexFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range runs {
+		if link := fmt.Sprintf(`href="run%02d/report.html"`, i); !strings.Contains(string(b), link) {
+			t.Errorf("the index has no %s", link)
+		}
+	}
+	if _, err := os.Readlink(filepath.Join(s.Root, LatestLink)); err != nil {
+		t.Error(err)
+	}
+	left, _ := filepath.Glob(filepath.Join(s.Root, "*.tmp"))
+	if len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	"github.com/splitbrain/splitbrain/checkers"
@@ -117,8 +118,7 @@ func (s Store) Create(id string) (string, error) {
 // SetLatest points results/latest at the run id.
 func (s Store) SetLatest(id string) error {
 	link := filepath.Join(s.Root, LatestLink)
-	tmp := link + ".tmp"
-	os.Remove(tmp)
+	tmp := tempBeside(link)
 	if err := os.Symlink(id, tmp); err != nil {
 		return err
 	}
@@ -132,11 +132,22 @@ func WriteJSON(path string, v any) error {
 	if err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
+	tmp := tempBeside(path)
 	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+var temps atomic.Int64
+
+// tempBeside names a temporary file beside path that no other writer
+// uses, in this process or another: every run that ends replaces the
+// store's shared files (latest, index.html), and a suite's runs end at
+// once. With one name for all, one writer renamed away the file another
+// was about to rename, and that run failed.
+func tempBeside(path string) string {
+	return fmt.Sprintf("%s.%d-%d.tmp", path, os.Getpid(), temps.Add(1))
 }
 
 // ReadJSON reads path into v.
