@@ -359,6 +359,26 @@ func (m Manifest) ServiceContainers() []string {
 	return out
 }
 
+// System names the real system the target's nodes or services run, as
+// they are built: "etcd v3.6.16", "debian redis-server", or "" when every
+// image is a Go program alone. Targets on one system weigh alike on a
+// machine.
+func (m Manifest) System() string {
+	builds := []Build{m.Build}
+	for _, s := range m.Services {
+		builds = append(builds, s.Build)
+	}
+	for _, b := range builds {
+		switch {
+		case b.Etcd != "":
+			return "etcd " + b.Etcd
+		case len(b.Debian) > 0:
+			return "debian " + strings.Join(b.Debian, " ")
+		}
+	}
+	return ""
+}
+
 // Find returns the target called name among the folders of root.
 func Find(root, name string) (Manifest, error) {
 	all, err := List(root)

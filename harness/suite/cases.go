@@ -19,6 +19,7 @@ type Case struct {
 	Index  int
 	Row    Row
 	Target string // the target's name
+	System string // the real system it runs, "" for Go alone: Manifest.System
 	Config harness.Config
 }
 
@@ -80,7 +81,7 @@ func (s *Suite) Cases(f Filter, o Options) ([]Case, error) {
 						return nil, fmt.Errorf("%s:%d: row %d: %v", s.path, r.line, i+1, err)
 					}
 					cfg.Command = Command(cfg)
-					out = append(out, Case{Index: len(out), Row: r, Target: t.name, Config: cfg})
+					out = append(out, Case{Index: len(out), Row: r, Target: t.name, System: s.systems[t.name], Config: cfg})
 				}
 			}
 		}

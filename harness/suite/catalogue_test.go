@@ -145,3 +145,41 @@ func TestDetection(t *testing.T) {
 		}
 	}
 }
+
+// Four runs at once, as make catalogue runs them, are always of four
+// targets, and a real system has no more of them than its share of the
+// catalogue's runs: three etcd clusters never start side by side.
+func TestCatalogueStartsTargetsApart(t *testing.T) {
+	c, err := Load(catalogue, repositoryTargets(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases, err := c.Cases(Filter{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runsOf := map[string]int{}
+	for _, c := range cases {
+		runsOf[c.System]++
+	}
+	if runsOf["etcd v3.6.16"] == 0 || runsOf["debian redis-server"] == 0 {
+		t.Fatalf("runs by system: %v", runsOf)
+	}
+	started := Interleave(cases)
+	const atOnce = 4
+	for i := range started[:len(started)-atOnce+1] {
+		targets, systems := map[string]bool{}, map[string]int{}
+		for _, c := range started[i : i+atOnce] {
+			if targets[c.Target] {
+				t.Errorf("starts %d-%d hold %s twice", i+1, i+atOnce, c.Target)
+			}
+			targets[c.Target] = true
+			systems[c.System]++
+		}
+		for sys, n := range systems {
+			if share := (atOnce*runsOf[sys] + len(cases) - 1) / len(cases); sys != "" && n > share {
+				t.Errorf("starts %d-%d hold %d runs on %s, more than its share of %d", i+1, i+atOnce, n, sys, share)
+			}
+		}
+	}
+}

@@ -1,7 +1,9 @@
 package suite
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -76,30 +78,60 @@ func (r Runner) Run(ctx context.Context, cases []Case) []results.Case {
 	return out
 }
 
-// Interleave orders cases to start them: each target's first case, then
-// each target's second, and so on, targets in their order of first
-// appearance. Runs at once are then mostly of different targets, so a
-// heavy system's cluster (three etcd members and five electors) shares
-// the machine with light ones instead of with copies of itself, and no
-// two slots wait together for a target's image to be built.
+// Interleave orders cases to start them, so that runs at once are of
+// different systems and targets: each system's runs spread evenly over
+// the whole suite, and within a system each target's. A heavy system's
+// cluster (three etcd members and five electors) then shares the machine
+// with light ones instead of with its like: four etcd clusters at once on
+// 2 cores took 27 s to start and failed to restart a member within its
+// deadline. No two slots wait together for a target's image to be built
+// either.
 func Interleave(cases []Case) []Case {
-	var (
-		targets []string
-		of      = map[string][]Case{}
-	)
-	for _, c := range cases {
-		if _, ok := of[c.Target]; !ok {
-			targets = append(targets, c.Target)
-		}
-		of[c.Target] = append(of[c.Target], c)
+	var bySystem []Case
+	for _, group := range groups(cases, func(c Case) string { return c.System }) {
+		bySystem = append(bySystem, spread(group, func(c Case) string { return c.Target })...)
 	}
-	out := make([]Case, 0, len(cases))
-	for round := 0; len(out) < len(cases); round++ {
-		for _, t := range targets {
-			if round < len(of[t]) {
-				out = append(out, of[t][round])
-			}
+	return spread(bySystem, func(c Case) string { return c.System })
+}
+
+// groups splits cases by key, groups and their cases in order of
+// appearance.
+func groups(cases []Case, key func(Case) string) [][]Case {
+	var out [][]Case
+	at := map[string]int{}
+	for _, c := range cases {
+		i, ok := at[key(c)]
+		if !ok {
+			i = len(out)
+			at[key(c)] = i
+			out = append(out, nil)
 		}
+		out[i] = append(out[i], c)
+	}
+	return out
+}
+
+// spread orders cases so that each key's spread evenly over the whole:
+// its k-th of n falls (k+1/2)/n of the way, keys in their order of
+// appearance where two fall together.
+func spread(cases []Case, key func(Case) string) []Case {
+	type placed struct {
+		at    float64 // of the way through
+		group int
+		c     Case
+	}
+	var order []placed
+	for g, group := range groups(cases, key) {
+		for k, c := range group {
+			order = append(order, placed{(float64(k) + 0.5) / float64(len(group)), g, c})
+		}
+	}
+	slices.SortFunc(order, func(a, b placed) int {
+		return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.group, b.group))
+	})
+	out := make([]Case, len(order))
+	for i, p := range order {
+		out[i] = p.c
 	}
 	return out
 }

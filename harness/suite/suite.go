@@ -33,6 +33,9 @@ type Suite struct {
 	// path is the file it was read from: target_dir is relative to its
 	// folder, and errors name it.
 	path string
+	// systems are the rows' targets' real systems (Manifest.System), by
+	// target name.
+	systems map[string]string
 }
 
 // Settings are the settings of a row's runs; a row's own override the
@@ -210,10 +213,14 @@ func (s *Suite) validate(r Row, known map[string]targets.Manifest) error {
 	if len(r.Nemesis) > 0 && len(r.Nemeses) > 0 {
 		return errors.New("give nemesis (one list) or nemeses (several), not both")
 	}
-	for _, m := range ms {
+	for i, m := range ms {
 		if r.Family != "" && !m.Faces(r.Family) {
 			return fmt.Errorf("no fault of the %s family reaches target %s (no services, or clock: none)", r.Family, m.Name)
 		}
+		if s.systems == nil {
+			s.systems = map[string]string{}
+		}
+		s.systems[s.targets(r)[i].name] = m.System()
 	}
 	for _, list := range r.nemesisLists() {
 		if _, err := nemesis.Expand(list); err != nil {
