@@ -6,7 +6,9 @@ package checkers
 
 import (
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -110,6 +112,34 @@ type Report struct {
 	// the history was judged up to then, and a verdict other than invalid
 	// is unknown, since the run did not test what it planned.
 	HarnessFailure string `json:"harness_failure,omitempty"`
+}
+
+// liveness names the checkers that judge whether the target made
+// progress, not whether it was safe.
+var liveness = []string{"availability"}
+
+// Broken is the report of a run whose environment broke during its
+// workload, for reason. A safety violation recorded until then stands. A
+// liveness one does not: once the harness lost containers, no leader is
+// what it took away, not what the target did; the checker's result
+// becomes unknown, its violations kept for the reader. Anything short of
+// invalid is unknown: the run did not test what it planned.
+func (r Report) Broken(reason string) Report {
+	r.HarnessFailure = reason
+	r.Checkers = maps.Clone(r.Checkers)
+	r.Valid = Valid
+	for name, res := range r.Checkers {
+		if slices.Contains(liveness, name) && res.Valid == Invalid {
+			res.Valid = Unknown
+			res.Note = strings.TrimSpace("not judged: the run's environment broke, and what it took away is what the target could not recover from. " + res.Note)
+			r.Checkers[name] = res
+		}
+		r.Valid = Merge(r.Valid, res.Valid)
+	}
+	if r.Valid != Invalid {
+		r.Valid = Unknown
+	}
+	return r
 }
 
 // Invalid names the checkers that found a violation, sorted.

@@ -46,7 +46,7 @@ func startTestCluster(t *testing.T) *cluster {
 		if err := r.teardown(ctx); err != nil {
 			t.Error(err)
 		}
-		if left, err := r.docker.Remove(ctx, LabelRun+"="+r.info.ID); err != nil || left != (Removed{}) {
+		if left, err := r.docker.Remove(ctx, LabelRun+"="+r.info.ID); err != nil || left.Containers+left.Networks+len(left.Stuck) > 0 {
 			t.Errorf("left behind: %+v, %v", left, err)
 		}
 		r.docker.Close()

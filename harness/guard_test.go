@@ -88,16 +88,23 @@ func TestBrokenEnvironmentFailsTheRun(t *testing.T) {
 		nemesis         []string
 		do              func(context.Context, *client.Client, string) error
 		want            string
+		// quiet, when set, ends the workload after a second and has the
+		// breakage come in the quiet period after it.
+		quiet time.Duration
 	}{
-		{"node removed", "n2", []string{"partition"}, removeByHand, "n2 was removed from outside splitbrain"},
-		{"resource killed", "resource", []string{"none"}, killByHand, "the resource was killed from outside splitbrain"},
-		{"sidecar removed", "n1-netfilter", []string{"partition"}, removeByHand, "n1's packet-filter sidecar was removed from outside splitbrain"},
+		{"node removed", "n2", []string{"partition"}, removeByHand, "n2 was removed from outside splitbrain", 0},
+		{"resource killed", "resource", []string{"none"}, killByHand, "the resource was killed from outside splitbrain", 0},
+		{"sidecar removed", "n1-netfilter", []string{"partition"}, removeByHand, "n1's packet-filter sidecar was removed from outside splitbrain", 0},
+		{"node removed in the quiet period", "n3", []string{"none"}, removeByHand, "n3 was removed from outside splitbrain", 40 * time.Second},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			cfg := testConfig(t)
 			cfg.Nemesis = c.nemesis
 			cfg.TimeLimit = 60 * time.Second
+			if c.quiet > 0 {
+				cfg.TimeLimit, cfg.QuietPeriod = time.Second, c.quiet
+			}
 			acted := time.Time{}
 			done := duringWorkload(t, cfg.ResultsDir, 3*time.Second, func(runID string) {
 				byHand(t, runID, c.container, c.do)

@@ -522,7 +522,7 @@ func (r *run) nodeEnv(node string) map[string]string {
 // timeout has passed since the heal or since a single leader was last
 // seen, so that the history can prove a recovery, its absence, or a
 // leader lost for good after it, instead of ending too soon to tell.
-func (r *run) quiet(ctx context.Context, obs *workloads.Observer) {
+func (r *run) quiet(ctx context.Context, obs *workloads.Observer, broken <-chan struct{}) {
 	healed := time.Now()
 	lastSingle := healed
 	for {
@@ -538,6 +538,10 @@ func (r *run) quiet(ctx context.Context, obs *workloads.Observer) {
 		}
 		select {
 		case <-ctx.Done():
+			return
+		case <-broken:
+			// What the history shows from here is the breakage, not the
+			// target.
 			return
 		case <-time.After(r.cfg.ObserveInterval):
 		}
@@ -623,7 +627,7 @@ func (r *run) drive(ctx context.Context) error {
 	stopNemesis()
 	<-nemDone // every fault healed
 	if guard.err() == nil {
-		r.quiet(ctx, obs)
+		r.quiet(ctx, obs, guard.Broken())
 	}
 	stopWork()
 	wg.Wait()
@@ -720,8 +724,14 @@ func (r *run) teardown(ctx context.Context) error {
 			}
 		}
 	}
-	if _, err := r.docker.Remove(ctx, LabelRun+"="+r.info.ID); err != nil {
+	removed, err := r.docker.Remove(ctx, LabelRun+"="+r.info.ID)
+	if err != nil {
 		errs = append(errs, fmt.Errorf("teardown: %v (run `splitbrain clean`)", err))
+	}
+	if len(removed.Stuck) > 0 {
+		// Every container is gone and the history whole: the verdict
+		// stands, and the note says what stays.
+		r.info.Notes = append(r.info.Notes, fmt.Sprintf("teardown: the Docker Engine kept an endpoint of a removed container, so it would not remove the run's network %s: nothing runs in it, and it stays until the Engine restarts", strings.Join(removed.Stuck, ", ")))
 	}
 	r.info.Timings.Teardown = time.Since(start).Seconds()
 	return errors.Join(errs...)
@@ -749,10 +759,7 @@ func Analyze(dir string, promise checkers.Promise, observeInterval time.Duration
 		History: events, Resource: decisions, Promise: promise, ObserveInterval: observeInterval,
 	}, checkers.All(opts))
 	if failure != "" {
-		report.HarnessFailure = failure
-		if report.Valid != checkers.Invalid {
-			report.Valid = checkers.Unknown
-		}
+		report = report.Broken(failure)
 	}
 	for _, cut := range []*history.CutShort{eventsCut, decisionsCut} {
 		if cut != nil {

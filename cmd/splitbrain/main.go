@@ -509,6 +509,9 @@ func cleanCmd(ctx context.Context, args []string) (int, error) {
 	defer d.Close()
 	n, err := d.Remove(ctx, harness.LabelManaged+"=true")
 	fmt.Printf("splitbrain: removed %d containers and %d networks\n", n.Containers, n.Networks)
+	if len(n.Stuck) > 0 {
+		fmt.Printf("splitbrain: the Docker Engine holds a stale endpoint in networks %s and will not remove them before it restarts; nothing runs in them\n", strings.Join(n.Stuck, ", "))
+	}
 	if err != nil {
 		return 0, err
 	}
