@@ -2,7 +2,6 @@ package harness
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 )
@@ -17,19 +16,12 @@ func TestRemoveWaitsForAnEndpointToGo(t *testing.T) {
 	}
 	ctx := context.Background()
 	d := testDocker(t)
-	if err := d.BuildGoImage(ctx, resourceImage, "..", resourceMain); err != nil {
-		t.Fatal(err)
-	}
 	runID, nw := throwawayNetwork(t, d, "test-endpoint")
 	// The container belongs to another run id, so that removing runID's
 	// things finds the network still joined.
 	leaving := runID + "-leaving"
 	t.Cleanup(func() { d.Remove(context.Background(), LabelRun+"="+leaving) })
-	if _, err := d.Start(ctx, ContainerSpec{RunID: leaving, Name: "resource", Image: resourceImage, Network: nw,
-		Env: map[string]string{"SPLITBRAIN_RESOURCE_MODE": "strict", "SPLITBRAIN_RESOURCE_ADDR": fmt.Sprintf(":%d", resourcePort),
-			"SPLITBRAIN_RESOURCE_LOG": "/dev/null"}}); err != nil {
-		t.Fatal(err)
-	}
+	startResource(t, d, leaving, nw)
 	const goesAfter = time.Second
 	gone := make(chan error, 1)
 	go func() {

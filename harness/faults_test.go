@@ -337,17 +337,8 @@ func TestPacketFilterInItsNamespace(t *testing.T) {
 	if err := d.BuildDockerfileImage(ctx, image, dir, "Dockerfile"); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.BuildGoImage(ctx, resourceImage, "..", resourceMain); err != nil {
-		t.Fatal(err)
-	}
-
 	runID, nw := throwawayNetwork(t, d, "test-netfilter")
-	holder, err := d.Start(ctx, ContainerSpec{RunID: runID, Name: "resource", Image: resourceImage, Network: nw,
-		Env: map[string]string{"SPLITBRAIN_RESOURCE_MODE": "strict", "SPLITBRAIN_RESOURCE_ADDR": fmt.Sprintf(":%d", resourcePort),
-			"SPLITBRAIN_RESOURCE_LOG": "/dev/null"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	holder := startResource(t, d, runID, nw)
 	id, err := d.StartSidecar(ctx, runID, "netfilter-test", holder.ID, image)
 	if err != nil {
 		t.Fatal(err)
@@ -357,6 +348,23 @@ func TestPacketFilterInItsNamespace(t *testing.T) {
 	if code != 0 || !strings.Contains(string(out), "--- PASS: TestInNamespace") {
 		t.Fatalf("the packet filter's test in its namespace exited %d", code)
 	}
+}
+
+// startResource starts a resource on network nw under runID: a small
+// container of ours, to hold a network namespace or an endpoint.
+func startResource(t *testing.T, d *Docker, runID, nw string) Container {
+	t.Helper()
+	ctx := context.Background()
+	if err := d.BuildGoImage(ctx, resourceImage, "..", resourceMain); err != nil {
+		t.Fatal(err)
+	}
+	ctr, err := d.Start(ctx, ContainerSpec{RunID: runID, Name: "resource", Image: resourceImage, Network: nw,
+		Env: map[string]string{"SPLITBRAIN_RESOURCE_MODE": "strict", "SPLITBRAIN_RESOURCE_ADDR": fmt.Sprintf(":%d", resourcePort),
+			"SPLITBRAIN_RESOURCE_LOG": "/dev/null"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctr
 }
 
 // testDocker connects to the Docker Engine for the test's length.
