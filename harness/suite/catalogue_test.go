@@ -147,8 +147,10 @@ func TestDetection(t *testing.T) {
 }
 
 // Four runs at once, as make catalogue runs them, are always of four
-// targets, and a real system has no more of them than its share of the
-// catalogue's runs: three etcd clusters never start side by side.
+// targets; a real system has no more of them than its share of the
+// catalogue's runs (three etcd clusters never start side by side); and
+// no more than two strike with faults of one family (three runs pausing
+// and thawing containers at once stalled the Engine).
 func TestCatalogueStartsTargetsApart(t *testing.T) {
 	c, err := Load(catalogue, repositoryTargets(t))
 	if err != nil {
@@ -166,19 +168,25 @@ func TestCatalogueStartsTargetsApart(t *testing.T) {
 		t.Fatalf("runs by system: %v", runsOf)
 	}
 	started := Interleave(cases)
-	const atOnce = 4
+	const atOnce, ofAFamily = 4, 2
 	for i := range started[:len(started)-atOnce+1] {
-		targets, systems := map[string]bool{}, map[string]int{}
+		targets, systems, families := map[string]bool{}, map[string]int{}, map[string]int{}
 		for _, c := range started[i : i+atOnce] {
 			if targets[c.Target] {
 				t.Errorf("starts %d-%d hold %s twice", i+1, i+atOnce, c.Target)
 			}
 			targets[c.Target] = true
 			systems[c.System]++
+			families[c.Row.Family]++
 		}
 		for sys, n := range systems {
 			if share := (atOnce*runsOf[sys] + len(cases) - 1) / len(cases); sys != "" && n > share {
 				t.Errorf("starts %d-%d hold %d runs on %s, more than its share of %d", i+1, i+atOnce, n, sys, share)
+			}
+		}
+		for f, n := range families {
+			if f != "none" && n > ofAFamily {
+				t.Errorf("starts %d-%d hold %d runs of the %s family", i+1, i+atOnce, n, f)
 			}
 		}
 	}

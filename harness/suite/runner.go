@@ -79,13 +79,16 @@ func (r Runner) Run(ctx context.Context, cases []Case) []results.Case {
 }
 
 // Interleave orders cases to start them, so that runs at once are of
-// different systems and targets: each system's runs spread evenly over
-// the whole suite, and within a system each target's. A heavy system's
+// different systems, targets and families: each real system's runs spread
+// evenly over the whole suite, and within a system each target's, every
+// target's rows taken from another place in their list. A heavy system's
 // cluster (three etcd members and five electors) then shares the machine
 // with light ones instead of with its like: four etcd clusters at once on
 // 2 cores took 27 s to start and failed to restart a member within its
-// deadline. No two slots wait together for a target's image to be built
-// either.
+// deadline. Rows in the same order for every target (none, partition,
+// pause...) would otherwise line up: three runs pausing and thawing
+// containers at once stalled the Engine past a heal's deadline. No two
+// slots wait together for a target's image to be built either.
 func Interleave(cases []Case) []Case {
 	var bySystem []Case
 	for _, group := range groups(cases, func(c Case) string { return c.System }) {
@@ -112,8 +115,9 @@ func groups(cases []Case, key func(Case) string) [][]Case {
 }
 
 // spread orders cases so that each key's spread evenly over the whole:
-// its k-th of n falls (k+1/2)/n of the way, keys in their order of
-// appearance where two fall together.
+// the g-th key's k-th of n falls (k+1/2)/n of the way, its list first
+// turned by g places, and keys in their order of appearance where two
+// fall together.
 func spread(cases []Case, key func(Case) string) []Case {
 	type placed struct {
 		at    float64 // of the way through
@@ -122,7 +126,8 @@ func spread(cases []Case, key func(Case) string) []Case {
 	}
 	var order []placed
 	for g, group := range groups(cases, key) {
-		for k, c := range group {
+		for k := range group {
+			c := group[(k+g)%len(group)]
 			order = append(order, placed{(float64(k) + 0.5) / float64(len(group)), g, c})
 		}
 	}
