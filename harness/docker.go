@@ -340,7 +340,7 @@ func (d *Docker) Remove(ctx context.Context, label string) (Removed, error) {
 	if err != nil {
 		return n, err
 	}
-	joiners, owners := []string{}, []string{}
+	var joiners, owners []string
 	for _, c := range cs.Items {
 		if strings.HasPrefix(c.HostConfig.NetworkMode, "container:") {
 			joiners = append(joiners, c.ID)

@@ -122,9 +122,17 @@ func Load(path string, known []targets.Manifest) (*Suite, error) {
 	for _, m := range known {
 		byName[m.Name] = m
 	}
+	s.systems = map[string]string{}
 	for i, r := range s.Rows {
-		if err := s.validate(r, byName); err != nil {
+		ms, err := s.manifests(r, byName)
+		if err == nil {
+			err = s.validate(r, ms)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("%s:%d: row %d: %v", path, r.line, i+1, err)
+		}
+		for j, t := range s.targets(r) {
+			s.systems[t.name] = ms[j].System()
 		}
 	}
 	return s, nil
@@ -199,11 +207,8 @@ func (s *Suite) manifests(r Row, known map[string]targets.Manifest) ([]targets.M
 	return out, nil
 }
 
-func (s *Suite) validate(r Row, known map[string]targets.Manifest) error {
-	ms, err := s.manifests(r, known)
-	if err != nil {
-		return err
-	}
+// validate checks row r, whose targets' manifests are ms.
+func (s *Suite) validate(r Row, ms []targets.Manifest) error {
 	if r.Family != "" && !slices.Contains(Families, r.Family) {
 		return fmt.Errorf("family %q is not one of %s", r.Family, strings.Join(Families, ", "))
 	}
@@ -213,14 +218,10 @@ func (s *Suite) validate(r Row, known map[string]targets.Manifest) error {
 	if len(r.Nemesis) > 0 && len(r.Nemeses) > 0 {
 		return errors.New("give nemesis (one list) or nemeses (several), not both")
 	}
-	for i, m := range ms {
+	for _, m := range ms {
 		if r.Family != "" && !m.Faces(r.Family) {
 			return fmt.Errorf("no fault of the %s family reaches target %s (no services, or clock: none)", r.Family, m.Name)
 		}
-		if s.systems == nil {
-			s.systems = map[string]string{}
-		}
-		s.systems[s.targets(r)[i].name] = m.System()
 	}
 	for _, list := range r.nemesisLists() {
 		if _, err := nemesis.Expand(list); err != nil {
