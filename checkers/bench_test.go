@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/splitbrain/splitbrain/checkers/synth"
+	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/history"
 )
 
@@ -55,7 +56,7 @@ func synthetic(n int) Input {
 		add(history.Event{Type: history.OK, Time: t + 2000, Process: proc, F: history.Write, Key: key, Value: value, Node: node, Token: token})
 		proc = proc%10 + 1
 	}
-	return Input{History: h, Resource: res, Promise: Promise{Kind: OverlapBound, Bound: time.Second}, ObserveInterval: 50 * time.Millisecond}
+	return Input{History: h, Resource: res, Promise: contract.Promise{Kind: contract.OverlapBound, Bound: time.Second}, ObserveInterval: 50 * time.Millisecond}
 }
 
 // lastInput is the latest benchmark input, kept because several

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/history"
 )
 
@@ -48,7 +49,7 @@ type Result struct {
 type Input struct {
 	History  []history.Event    // history.jsonl, in index order
 	Resource []history.Decision // resource.jsonl: ground truth about writes
-	Promise  Promise            // what the target promises about overlap
+	Promise  contract.Promise   // what the target promises about overlap
 	// ObserveInterval is how often the leader of every node was polled, or
 	// pushed its unchanged belief: the precision of anything measured from
 	// polled observations, and the beat of pushed ones.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/history"
 )
 
@@ -80,7 +81,7 @@ func loadFixture(t *testing.T, dir string, x fixtureExpect) Input {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		t.Fatal(err)
 	}
-	p, err := ParsePromise(x.Promise)
+	p, err := contract.ParsePromise(x.Promise)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,15 +8,16 @@ import (
 	"time"
 
 	"github.com/splitbrain/splitbrain/checkers/synth"
+	"github.com/splitbrain/splitbrain/contract"
 )
 
 // synthInput is what the checkers see of a synthetic run: its promise is
 // the overlap bound the run keeps, or exclusive for a pushed run without
 // overlap, whose handovers are clean enough for pushed lines to prove it.
 func synthInput(r *synth.Run) Input {
-	p := Promise{Kind: OverlapBound, Bound: r.Config.Bound}
+	p := contract.Promise{Kind: contract.OverlapBound, Bound: r.Config.Bound}
 	if r.Config.Push && r.Config.Overlap == 0 {
-		p = Promise{Kind: Exclusive}
+		p = contract.Promise{Kind: contract.Exclusive}
 	}
 	return Input{
 		History:         r.History,
@@ -78,11 +79,11 @@ func FuzzCorrect(f *testing.F) {
 // write too, and a forged token out of order with the register's; and
 // under an exclusive promise a follower that claims the leader's token
 // is a second leader for an instant.
-func alsoInvalid(k synth.Kind, p Promise) string {
+func alsoInvalid(k synth.Kind, p contract.Promise) string {
 	switch {
 	case k == synth.StaleAccepted, k == synth.ForgedToken:
 		return "linearizable"
-	case k == synth.DuplicateToken && p.Kind == Exclusive:
+	case k == synth.DuplicateToken && p.Kind == contract.Exclusive:
 		return "leader-overlap"
 	}
 	return ""

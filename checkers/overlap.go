@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/history"
 )
 
@@ -75,7 +76,7 @@ func LeaderOverlap(in Input) Result {
 	switch {
 	case len(bad) > 0:
 		r.Valid = Invalid
-	case !p.known() && len(b.Overlaps) > 0:
+	case !p.Known() && len(b.Overlaps) > 0:
 		r.Valid = Unknown
 		judged = fmt.Sprintf("The target declared no promise this checker knows (%q), so the overlap is shown but not judged.", p.String())
 	}
@@ -84,11 +85,11 @@ func LeaderOverlap(in Input) Result {
 }
 
 // violates says whether a window of d ns breaks promise p.
-func violates(p Promise, d int64) bool {
+func violates(p contract.Promise, d int64) bool {
 	switch p.Kind {
-	case Exclusive:
+	case contract.Exclusive:
 		return true
-	case OverlapBound:
+	case contract.OverlapBound:
 		return p.Bound > 0 && d > int64(p.Bound)
 	}
 	return false
@@ -112,7 +113,7 @@ func precision(every time.Duration, b *Beliefs) string {
 	return fmt.Sprintf("%s; %d of %d nodes pushed their beliefs: %s, %s.", how, b.Watched, len(b.Nodes), pushed, polled)
 }
 
-func describeOverlap(h []history.Event, bs *Beliefs, w Overlap, p Promise, violating bool) Violation {
+func describeOverlap(h []history.Event, bs *Beliefs, w Overlap, p contract.Promise, violating bool) Violation {
 	// Name the intervals in the order they started.
 	ivs := bs.Intervals
 	ps := slices.Clone(w.Intervals)
@@ -150,13 +151,13 @@ func describeOverlap(h []history.Event, bs *Beliefs, w Overlap, p Promise, viola
 		fmt.Fprintf(&b, " %s believed they led at one instant, by %s", both, secs(w.Start))
 	}
 	switch {
-	case p.Kind == Exclusive:
+	case p.Kind == contract.Exclusive:
 		b.WriteString("; the target promises at most one leader at any time")
-	case p.Kind == OverlapBound && violating:
+	case p.Kind == contract.OverlapBound && violating:
 		fmt.Fprintf(&b, "; longer than the promised bound of %v", p.Bound)
-	case p.Kind == OverlapBound:
+	case p.Kind == contract.OverlapBound:
 		fmt.Fprintf(&b, "; within the promised bound of %v", p.Bound)
-	case p.Kind == Fenced:
+	case p.Kind == contract.Fenced:
 		b.WriteString("; the target promises only fenced tokens, so this is a measured risk, not a violation")
 	}
 	v.Message = b.String()

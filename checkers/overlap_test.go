@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/history"
 )
 
@@ -28,15 +29,15 @@ func oldLeaderFenced(b *hist) {
 }
 
 func TestLeaderOverlap(t *testing.T) {
-	exclusive := Promise{Kind: Exclusive}
-	fenced := Promise{Kind: Fenced}
-	bound := func(d time.Duration) Promise { return Promise{Kind: OverlapBound, Bound: d} }
+	exclusive := contract.Promise{Kind: contract.Exclusive}
+	fenced := contract.Promise{Kind: contract.Fenced}
+	bound := func(d time.Duration) contract.Promise { return contract.Promise{Kind: contract.OverlapBound, Bound: d} }
 	oneWindow := map[string]float64{"windows": 1, "total_s": 0.099, "longest_s": 0.099, "intervals": 2}
 
 	tests := []struct {
 		name    string
 		build   func(b *hist)
-		promise Promise
+		promise contract.Promise
 		want    want
 	}{
 		{
@@ -80,7 +81,7 @@ func TestLeaderOverlap(t *testing.T) {
 		{
 			name:    "old leader fenced, no promise",
 			build:   oldLeaderFenced,
-			promise: Promise{},
+			promise: contract.Promise{},
 			want:    want{valid: Unknown, windows: 1, note: "not judged", figures: oneWindow},
 		},
 		{
@@ -217,7 +218,7 @@ func TestLeaderOverlap(t *testing.T) {
 			name: "no history",
 			build: func(b *hist) {
 			},
-			promise: Promise{},
+			promise: contract.Promise{},
 			want:    want{valid: Valid, figures: map[string]float64{"windows": 0, "intervals": 0}},
 		},
 	}
@@ -237,7 +238,7 @@ func TestLeaderOverlap(t *testing.T) {
 func TestLeaderOverlapMessages(t *testing.T) {
 	var b hist
 	oldLeaderFenced(&b)
-	r := LeaderOverlap(Input{History: b.events(), Promise: Promise{Kind: OverlapBound, Bound: 50 * time.Millisecond}})
+	r := LeaderOverlap(Input{History: b.events(), Promise: contract.Promise{Kind: contract.OverlapBound, Bound: 50 * time.Millisecond}})
 	v := r.Violations[0]
 	for _, s := range []string{"n1 (token 1) and n2 (token 2) both believed they led", "from 0.200 s to 0.299 s", "(0.099 s)", "longer than the promised bound of 50ms"} {
 		if !strings.Contains(v.Message, s) {
@@ -251,7 +252,7 @@ func TestLeaderOverlapMessages(t *testing.T) {
 		t.Errorf("note without an interval: %q", r.Note)
 	}
 
-	r = LeaderOverlap(Input{History: b.events(), Promise: Promise{Kind: Fenced}})
+	r = LeaderOverlap(Input{History: b.events(), Promise: contract.Promise{Kind: contract.Fenced}})
 	if len(r.Windows) != 1 || !strings.Contains(r.Windows[0].Message, "measured risk") {
 		t.Errorf("fenced windows: %+v", r.Windows)
 	}
@@ -265,7 +266,7 @@ func TestLeaderOverlapThreeMessage(t *testing.T) {
 	b.lead(300, "n1", 1)
 	b.lead(300, "n2", 2)
 	b.lead(300, "n3", 3)
-	r := LeaderOverlap(Input{History: b.events(), Promise: Promise{Kind: Exclusive}})
+	r := LeaderOverlap(Input{History: b.events(), Promise: contract.Promise{Kind: contract.Exclusive}})
 	if len(r.Violations) != 1 {
 		t.Fatalf("violations: %+v", r.Violations)
 	}
@@ -292,7 +293,7 @@ func TestLeaderOverlapInstantMessage(t *testing.T) {
 	b.lead(150, "n2", 2)
 	b.follow(200, "n2")
 	b.lead(300, "n1", 1)
-	r := LeaderOverlap(Input{History: b.events(), Promise: Promise{Kind: Exclusive}})
+	r := LeaderOverlap(Input{History: b.events(), Promise: contract.Promise{Kind: contract.Exclusive}})
 	if len(r.Violations) != 1 || !strings.Contains(r.Violations[0].Message, "n1 (token 1) and n2 (token 2) both believed they led at one instant, by 0.150 s") {
 		t.Errorf("violations: %+v", r.Violations)
 	}

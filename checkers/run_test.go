@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/history"
 )
 
@@ -37,7 +38,7 @@ func fencedRun() Input {
 
 func TestRun(t *testing.T) {
 	in := fencedRun()
-	in.Promise = Promise{Kind: Fenced}
+	in.Promise = contract.Promise{Kind: contract.Fenced}
 	rep := Run(in, All(Options{}))
 	if rep.Valid != Valid || len(rep.Checkers) != len(All(Options{})) {
 		t.Fatalf("fenced: %+v", rep)
@@ -47,7 +48,7 @@ func TestRun(t *testing.T) {
 		t.Errorf("stale-token: %+v", r)
 	}
 
-	in.Promise = Promise{Kind: Exclusive}
+	in.Promise = contract.Promise{Kind: contract.Exclusive}
 	rep = Run(in, All(Options{}))
 	if rep.Valid != Invalid || rep.Checkers["leader-overlap"].Valid != Invalid || rep.Checkers["election-safety"].Valid != Valid {
 		t.Errorf("exclusive: %+v", rep)
@@ -85,7 +86,7 @@ func TestRunSurvivesBadCheckers(t *testing.T) {
 
 func TestReportJSON(t *testing.T) {
 	in := fencedRun()
-	in.Promise = Promise{Kind: Exclusive}
+	in.Promise = contract.Promise{Kind: contract.Exclusive}
 	rep := Run(in, All(Options{}))
 	rep.Checkers["later"] = Result{Valid: Unknown, Figures: map[string]float64{}}
 	b, err := json.Marshal(rep)
@@ -123,7 +124,7 @@ func TestCheckersDoNotModifyInput(t *testing.T) {
 			dec(2, "k1", "a", 5, "n2", true, "unfenced"),
 			dec(3, "k1", "b", 4, "n1", true, "unfenced"),
 		},
-		Promise: Promise{Kind: Exclusive},
+		Promise: contract.Promise{Kind: contract.Exclusive},
 	}
 	hCopy := slices.Clone(in.History)
 	rCopy := slices.Clone(in.Resource)

@@ -19,10 +19,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/nemesis"
 	"github.com/splitbrain/splitbrain/nemesis/netfilter"
 	"github.com/splitbrain/splitbrain/targets"
-	"github.com/splitbrain/splitbrain/targets/sdk"
 )
 
 // clockFile is the name of a node's clock file in its clock folder, which
@@ -150,7 +150,7 @@ func (c *cluster) Resume(ctx context.Context, node string) error {
 
 // SetClock rewrites the node's clock file, which the node's SDK clock
 // reads, and for a libfaketime target (or service) its timestamp file.
-func (c *cluster) SetClock(_ context.Context, node string, s sdk.Skew) error {
+func (c *cluster) SetClock(_ context.Context, node string, s contract.Skew) error {
 	if slices.Contains(c.services, node) && !slices.Contains(c.skewable, node) {
 		return fmt.Errorf("the clock of service %s cannot be skewed (no clock: faketime)", node)
 	}
@@ -353,7 +353,7 @@ func waitPort(ctx context.Context, addr netip.AddrPort, timeout time.Duration) e
 // waitHealthy polls GET /health on every node until all answer 200 or the
 // deadline passes; then it names the nodes that never did.
 func (c *cluster) waitHealthy(ctx context.Context, timeout time.Duration) ([]string, error) {
-	return waitAll(ctx, c.nodes, timeout, func(node string) string { return c.NodeURL(node) + "/health" })
+	return waitAll(ctx, c.nodes, timeout, func(node string) string { return c.NodeURL(node) + contract.HealthPath })
 }
 
 // waitAll polls url(node) for every node until each answers 200 or the

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/splitbrain/splitbrain/checkers"
-	"github.com/splitbrain/splitbrain/workloads/resource"
+	"github.com/splitbrain/splitbrain/contract"
 )
 
 // Config of one run. Start from DefaultConfig; Validate says what is wrong.
@@ -43,7 +43,7 @@ type Config struct {
 	OpTimeout       time.Duration `json:"op_timeout"`
 	ObserveInterval time.Duration `json:"observe_interval"`
 	StartTimeout    time.Duration `json:"start_timeout"` // for every node to become healthy
-	Resource        resource.Mode `json:"resource"`
+	Resource        contract.Mode `json:"resource"`
 	Seed            uint64        `json:"seed"`
 	// CheckTimeout bounds the linearizability search, RecoveryTimeout the
 	// time from the final heal until exactly one leader must be seen.
@@ -84,7 +84,7 @@ func DefaultConfig() Config {
 		CheckTimeout:    checkers.DefaultCheckTimeout,
 		RecoveryTimeout: checkers.DefaultRecoveryTimeout,
 		StartTimeout:    30 * time.Second,
-		Resource:        resource.Strict,
+		Resource:        contract.Strict,
 		Seed:            uint64(time.Now().UnixNano()),
 		ResultsDir:      "results",
 		Progress:        os.Stderr,
@@ -143,7 +143,7 @@ func (c Config) Validate() error {
 		return badInput("--results must name a folder")
 	}
 	if c.Promise != "" {
-		if _, err := checkers.ParsePromise(c.Promise); err != nil {
+		if _, err := contract.ParsePromise(c.Promise); err != nil {
 			return badInput("--promise: %v", err)
 		}
 	}
@@ -155,7 +155,7 @@ func (c Config) Validate() error {
 	if len(c.StopOn) > 0 && !c.StopOnViolation {
 		return badInput("--stop-on needs --stop-on-violation")
 	}
-	if _, ok := resource.ParseMode(string(c.Resource)); !ok {
+	if _, ok := contract.ParseMode(string(c.Resource)); !ok {
 		return badInput("--resource must be strict or unfenced, not %q", c.Resource)
 	}
 	return nil

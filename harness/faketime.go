@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/splitbrain/splitbrain/targets/sdk"
+	"github.com/splitbrain/splitbrain/contract"
 )
 
 // Clock faults reach a target that is not written in Go through
@@ -43,7 +43,7 @@ func faketimeEnv() map[string]string {
 }
 
 // faketimeSpec is the timestamp file's content for skew s at real time now.
-func faketimeSpec(s sdk.Skew, now time.Time) string {
+func faketimeSpec(s contract.Skew, now time.Time) string {
 	return fmt.Sprintf("%+.3f\n", s.Apply(now).Sub(now).Seconds())
 }
 
@@ -53,19 +53,19 @@ type faketimeClocks struct {
 	dir string // the run's clock folder, a subfolder per node
 
 	mu    sync.Mutex
-	skews map[string]sdk.Skew // nodes whose clocks run at another rate
+	skews map[string]contract.Skew // nodes whose clocks run at another rate
 	stop  chan struct{}
 	done  chan struct{}
 }
 
 func startFaketime(dir string) *faketimeClocks {
-	f := &faketimeClocks{dir: dir, skews: map[string]sdk.Skew{}, stop: make(chan struct{}), done: make(chan struct{})}
+	f := &faketimeClocks{dir: dir, skews: map[string]contract.Skew{}, stop: make(chan struct{}), done: make(chan struct{})}
 	go f.run()
 	return f
 }
 
 // set writes node's timestamp file for s now.
-func (f *faketimeClocks) set(node string, s sdk.Skew) error {
+func (f *faketimeClocks) set(node string, s contract.Skew) error {
 	// Under the lock, so that no rewrite of an older skew lands after it.
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/splitbrain/splitbrain/targets/sdk"
+	"github.com/splitbrain/splitbrain/contract"
 )
 
 // skewOf runs date(1) under libfaketime, as a node of a faketime target
@@ -56,7 +56,7 @@ func TestFaketimeFollowsSkews(t *testing.T) {
 	defer f.close()
 	near := func(got, want time.Duration) bool { return math.Abs(float64(got-want)) < float64(300*time.Millisecond) }
 
-	if err := f.set("n1", sdk.Skew{Offset: -30 * time.Second}); err != nil {
+	if err := f.set("n1", contract.Skew{Offset: -30 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	if got := skewOf(t, file); !near(got, -30*time.Second) {
@@ -64,7 +64,7 @@ func TestFaketimeFollowsSkews(t *testing.T) {
 	}
 
 	// Four times real speed since 10 s ago: 30 s ahead, and gaining.
-	if err := f.set("n1", sdk.Skew{Rate: 4, Since: time.Now().Add(-10 * time.Second).UnixNano()}); err != nil {
+	if err := f.set("n1", contract.Skew{Rate: 4, Since: time.Now().Add(-10 * time.Second).UnixNano()}); err != nil {
 		t.Fatal(err)
 	}
 	// The skew gains 3 s per second between the two reads, however long
@@ -84,7 +84,7 @@ func TestFaketimeFollowsSkews(t *testing.T) {
 		t.Errorf("at 4x: skew %s, %s later %s: gained %s, want about %s", first, at2.Sub(at1), second, gained, want)
 	}
 
-	if err := f.set("n1", sdk.Skew{}); err != nil {
+	if err := f.set("n1", contract.Skew{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := skewOf(t, file); !near(got, 0) {
@@ -130,7 +130,7 @@ func TestFaketimeInAContainer(t *testing.T) {
 	f := startFaketime(clocks)
 	defer f.close()
 	const skew = -1000 * time.Second
-	if err := f.set("n1", sdk.Skew{Offset: skew}); err != nil {
+	if err := f.set("n1", contract.Skew{Offset: skew}); err != nil {
 		t.Fatal(err)
 	}
 	runID, nw := throwawayNetwork(t, d, "test-faketime")

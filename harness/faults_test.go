@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/nemesis"
 	"github.com/splitbrain/splitbrain/nemesis/netfilter"
 	"github.com/splitbrain/splitbrain/results"
-	"github.com/splitbrain/splitbrain/targets/sdk"
 )
 
 // startTestCluster starts a 3-node raft cluster with packet-filter
@@ -272,14 +272,14 @@ func TestFaultsTakeEffect(t *testing.T) {
 			json.NewDecoder(resp.Body).Decode(&ans)
 			return time.Until(time.Unix(0, ans.NowNS))
 		}
-		if err := c.SetClock(ctx, "n1", sdk.Skew{Offset: time.Hour}); err != nil {
+		if err := c.SetClock(ctx, "n1", contract.Skew{Offset: time.Hour}); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(50 * time.Millisecond) // the SDK rereads the file at most every 10 ms
 		if d := clock(); d < 59*time.Minute || d > 61*time.Minute {
 			t.Errorf("n1's clock is %v off, want an hour", d)
 		}
-		c.SetClock(ctx, "n1", sdk.Skew{})
+		c.SetClock(ctx, "n1", contract.Skew{})
 		time.Sleep(50 * time.Millisecond)
 		if d := clock(); d > time.Second || d < -time.Second {
 			t.Errorf("healed n1's clock is %v off", d)

@@ -16,6 +16,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/splitbrain/splitbrain/checkers"
+	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/harness"
 	"github.com/splitbrain/splitbrain/history"
 	"github.com/splitbrain/splitbrain/results"
@@ -130,7 +131,7 @@ func TestBrokenEnvironmentFailsTheRun(t *testing.T) {
 			if !strings.Contains(string(page), `<div class="word">harness failure</div>`) || !strings.Contains(string(page), html.EscapeString(c.want)) {
 				t.Error("the report's first line does not say the harness failed, and why")
 			}
-			promise, err := checkers.ParsePromise(out.Info.Promise)
+			promise, err := contract.ParsePromise(out.Info.Promise)
 			if err != nil {
 				t.Fatal(err)
 			}

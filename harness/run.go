@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/splitbrain/splitbrain/checkers"
+	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/history"
 	"github.com/splitbrain/splitbrain/nemesis"
 	"github.com/splitbrain/splitbrain/results"
@@ -44,7 +45,7 @@ type Outcome struct {
 type run struct {
 	cfg      Config
 	manifest targets.Manifest
-	promise  checkers.Promise
+	promise  contract.Promise
 	faults   []nemesis.Fault
 	schedule nemesis.Schedule
 	docker   *Docker
@@ -155,7 +156,7 @@ func prepare(cfg Config) (*run, error) {
 	if err != nil {
 		return nil, badInput("%v", err)
 	}
-	promise, err := checkers.ParsePromise(cmp.Or(cfg.Promise, m.Promise))
+	promise, err := contract.ParsePromise(cmp.Or(cfg.Promise, m.Promise))
 	if err != nil {
 		return nil, badInput("--promise: %v", err)
 	}
@@ -233,7 +234,7 @@ const (
 // once the target reacted, or after the reaction time its manifest
 // declares, and the next struck once the cluster settled, or after that
 // time again if it never does.
-func paceOf(m targets.Manifest, p checkers.Promise) nemesis.Pace {
+func paceOf(m targets.Manifest, p contract.Promise) nemesis.Pace {
 	return nemesis.Pace{Settle: settle, Wait: m.Reaction + settle, React: m.Reaction, Hold: p.Bound + linger, Thaw: linger}
 }
 
@@ -339,9 +340,9 @@ func (r *run) startCluster(ctx context.Context) error {
 	res, err := r.docker.Start(ctx, ContainerSpec{
 		RunID: r.info.ID, Name: "resource", Image: resourceImage, Network: netName, IP: c.hosts["resource"], Hosts: c.hosts,
 		Env: map[string]string{
-			"SPLITBRAIN_RESOURCE_MODE": string(r.cfg.Resource),
-			"SPLITBRAIN_RESOURCE_ADDR": fmt.Sprintf(":%d", resourcePort),
-			"SPLITBRAIN_RESOURCE_LOG":  "/out/" + results.ResourceFile,
+			contract.EnvResourceMode: string(r.cfg.Resource),
+			contract.EnvResourceAddr: fmt.Sprintf(":%d", resourcePort),
+			contract.EnvResourceLog:  "/out/" + results.ResourceFile,
 		},
 		// The decision log is written straight into the run's folder, so
 		// it survives a controller that dies.
@@ -493,11 +494,11 @@ func (r *run) nodeEnv(node string) map[string]string {
 		}
 	}
 	env := map[string]string{
-		"SPLITBRAIN_NODE":       node,
-		"SPLITBRAIN_PEERS":      strings.Join(peers, ","),
-		"SPLITBRAIN_RESOURCE":   fmt.Sprintf("http://resource:%d", resourcePort),
-		"SPLITBRAIN_CLOCK_FILE": clockMount + "/" + clockFile,
-		"SPLITBRAIN_ADDR":       fmt.Sprintf(":%d", r.manifest.Port),
+		contract.EnvNode:      node,
+		contract.EnvPeers:     strings.Join(peers, ","),
+		contract.EnvResource:  fmt.Sprintf("http://resource:%d", resourcePort),
+		contract.EnvClockFile: clockMount + "/" + clockFile,
+		contract.EnvAddr:      fmt.Sprintf(":%d", r.manifest.Port),
 	}
 	if r.manifest.Clock == targets.ClockFaketime {
 		maps.Copy(env, faketimeEnv())
@@ -509,7 +510,7 @@ func (r *run) nodeEnv(node string) map[string]string {
 				services = append(services, fmt.Sprintf("%s:%d", m, s.Port))
 			}
 		}
-		env["SPLITBRAIN_SERVICES"] = strings.Join(services, ",")
+		env[contract.EnvServices] = strings.Join(services, ",")
 	}
 	for k, v := range r.manifest.Env {
 		env[k] = v
@@ -746,7 +747,7 @@ func (r *run) teardown(ctx context.Context) error {
 // failure is why the harness failed during the workload, "" if it did not:
 // a history that proves no violation then proves nothing, and the verdict
 // is unknown, with the reason in results.json.
-func Analyze(dir string, promise checkers.Promise, observeInterval time.Duration, opts checkers.Options, failure string) (checkers.Report, []history.Event, error) {
+func Analyze(dir string, promise contract.Promise, observeInterval time.Duration, opts checkers.Options, failure string) (checkers.Report, []history.Event, error) {
 	events, eventsCut, err := history.ReadComplete(filepath.Join(dir, results.HistoryFile), history.ReadEvents)
 	if err != nil {
 		return checkers.Report{}, nil, err

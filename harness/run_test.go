@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/splitbrain/splitbrain/checkers"
+	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/harness"
 	"github.com/splitbrain/splitbrain/history"
 	"github.com/splitbrain/splitbrain/results"
-	"github.com/splitbrain/splitbrain/workloads/resource"
 )
 
 // testConfig is a short run of a real cluster in containers.
@@ -115,7 +115,7 @@ func TestRaftUnderFaultsIsValid(t *testing.T) {
 
 func TestUnfencedResourceRunsAndReports(t *testing.T) {
 	cfg := testConfig(t)
-	cfg.Resource = resource.Unfenced
+	cfg.Resource = contract.Unfenced
 	out, err := harness.Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -125,7 +125,7 @@ func TestUnfencedResourceRunsAndReports(t *testing.T) {
 		t.Fatalf("no stale-token verdict: %+v", out.Report)
 	}
 	decisions, err := history.ReadFile(filepath.Join(out.Dir, results.ResourceFile), history.ReadDecisions)
-	if err != nil || len(decisions) == 0 || decisions[0].Mode != string(resource.Unfenced) {
+	if err != nil || len(decisions) == 0 || decisions[0].Mode != string(contract.Unfenced) {
 		t.Fatalf("resource log of an unfenced run: %d decisions, %v", len(decisions), err)
 	}
 }
@@ -213,7 +213,7 @@ func TestBadInputStartsNothing(t *testing.T) {
 // its old token. The strict fence refuses those writes; without it they
 // land, and the stale-token checker must say so.
 func TestPausedLeaderIsCaughtOnlyWithoutFence(t *testing.T) {
-	for _, mode := range []resource.Mode{resource.Strict, resource.Unfenced} {
+	for _, mode := range []contract.Mode{contract.Strict, contract.Unfenced} {
 		t.Run(string(mode), func(t *testing.T) {
 			cfg := testConfig(t)
 			cfg.Nemesis = []string{"pause-leader"}
@@ -228,9 +228,9 @@ func TestPausedLeaderIsCaughtOnlyWithoutFence(t *testing.T) {
 			assertNothingLeft(t, out.Info.ID)
 			stale := out.Report.Checkers["stale-token"]
 			switch {
-			case mode == resource.Strict && out.Report.Valid != checkers.Valid:
+			case mode == contract.Strict && out.Report.Valid != checkers.Valid:
 				t.Errorf("false alarm under a fence: %+v", out.Report.Checkers)
-			case mode == resource.Unfenced && (stale.Valid != checkers.Invalid || stale.Figures["stale_accepted"] == 0):
+			case mode == contract.Unfenced && (stale.Valid != checkers.Invalid || stale.Figures["stale_accepted"] == 0):
 				t.Errorf("zombie writes went unnoticed: %+v", stale)
 			}
 			if len(out.Info.Faults) == 0 || out.Info.Faults[0].Fault != "pause-leader" || out.Info.Faults[0].HealMS < 0 {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/targets"
 )
 
@@ -95,8 +96,8 @@ func (r *run) memberEnv(s targets.Service, name string) map[string]string {
 	for _, n := range r.cluster.nodes {
 		nodes = append(nodes, fmt.Sprintf("%s:%d", n, r.manifest.Port))
 	}
-	env["SPLITBRAIN_MEMBER"] = name
-	env["SPLITBRAIN_MEMBERS"] = strings.Join(members, ",")
-	env["SPLITBRAIN_NODES"] = strings.Join(nodes, ",")
+	env[contract.EnvMember] = name
+	env[contract.EnvMembers] = strings.Join(members, ",")
+	env[contract.EnvNodes] = strings.Join(nodes, ",")
 	return env
 }

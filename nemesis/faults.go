@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/splitbrain/splitbrain/targets/sdk"
+	"github.com/splitbrain/splitbrain/contract"
 )
 
 // Fault is one kind of fault, by the name --nemesis accepts.
@@ -341,14 +341,14 @@ var clockService = Fault{Name: "clock-service", inject: func(ctx context.Context
 
 // bump jumps each clock of nodes by its own random skew.
 func bump(ctx context.Context, c Cluster, nodes []string, rng *rand.Rand) (Applied, error) {
-	skews := make(map[string]sdk.Skew, len(nodes))
+	skews := make(map[string]contract.Skew, len(nodes))
 	var what []string
 	for _, n := range nodes {
 		d := time.Duration(rng.Int64N(int64(maxBump))) + 100*time.Millisecond
 		if rng.IntN(2) == 0 {
 			d = -d
 		}
-		skews[n] = sdk.Skew{Offset: d}
+		skews[n] = contract.Skew{Offset: d}
 		what = append(what, fmt.Sprintf("%s %+.3fs", n, d.Seconds()))
 	}
 	return setClocks(ctx, c, nodes, skews, "clock bumped: "+strings.Join(what, ", "))
@@ -356,7 +356,7 @@ func bump(ctx context.Context, c Cluster, nodes []string, rng *rand.Rand) (Appli
 
 var clockRate = Fault{Name: "clock-rate", inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
 	nodes := choose(c, Minority, rng)
-	skews := make(map[string]sdk.Skew, len(nodes))
+	skews := make(map[string]contract.Skew, len(nodes))
 	var what []string
 	now := time.Now().UnixNano()
 	for _, n := range nodes {
@@ -365,7 +365,7 @@ var clockRate = Fault{Name: "clock-rate", inject: func(ctx context.Context, c Cl
 		if rng.IntN(2) == 0 {
 			rate = 1 / rate
 		}
-		skews[n] = sdk.Skew{Rate: rate, Since: now}
+		skews[n] = contract.Skew{Rate: rate, Since: now}
 		what = append(what, fmt.Sprintf("%s at %.2fx", n, rate))
 	}
 	return setClocks(ctx, c, nodes, skews, "clock rate: "+strings.Join(what, ", "))
@@ -383,7 +383,7 @@ var clockStrobe = Fault{Name: "clock-strobe", inject: func(ctx context.Context, 
 		t := time.NewTicker(period)
 		defer t.Stop()
 		for on := true; ; on = !on {
-			s := sdk.Skew{}
+			s := contract.Skew{}
 			if on {
 				s.Offset = delta
 			}
@@ -401,14 +401,14 @@ var clockStrobe = Fault{Name: "clock-strobe", inject: func(ctx context.Context, 
 		Heal: func(ctx context.Context) error {
 			close(stop)
 			<-stopped
-			return forEach(nodes, func(n string) error { return c.SetClock(ctx, n, sdk.Skew{}) })
+			return forEach(nodes, func(n string) error { return c.SetClock(ctx, n, contract.Skew{}) })
 		},
 	}, nil
 }}
 
-func setClocks(ctx context.Context, c Cluster, nodes []string, skews map[string]sdk.Skew, what string) (Applied, error) {
+func setClocks(ctx context.Context, c Cluster, nodes []string, skews map[string]contract.Skew, what string) (Applied, error) {
 	a := Applied{Nodes: nodes, What: what, Heal: func(ctx context.Context) error {
-		return forEach(nodes, func(n string) error { return c.SetClock(ctx, n, sdk.Skew{}) })
+		return forEach(nodes, func(n string) error { return c.SetClock(ctx, n, contract.Skew{}) })
 	}}
 	return a, forEach(nodes, func(n string) error { return c.SetClock(ctx, n, skews[n]) })
 }

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/history"
-	"github.com/splitbrain/splitbrain/targets/sdk"
 )
 
 // Cluster is what faults act on. The harness implements it over Docker.
@@ -34,7 +34,7 @@ type Cluster interface {
 	// grudge heals.
 	Partition(ctx context.Context, g Grudge) error
 	// SetClock sets node's clock skew; the zero Skew heals.
-	SetClock(ctx context.Context, node string, s sdk.Skew) error
+	SetClock(ctx context.Context, node string, s contract.Skew) error
 }
 
 // Applied is a fault in effect.

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/splitbrain/splitbrain/targets/sdk"
+	"github.com/splitbrain/splitbrain/contract"
 )
 
 func TestExpand(t *testing.T) {
@@ -124,7 +124,7 @@ func (c *services) Partition(_ context.Context, g Grudge) error {
 	c.grudge = g
 	return nil
 }
-func (c *services) SetClock(_ context.Context, n string, s sdk.Skew) error {
+func (c *services) SetClock(_ context.Context, n string, s contract.Skew) error {
 	return c.record(fmt.Sprintf("clock %+v", s.Offset != 0), n)
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/splitbrain/splitbrain/checkers"
 	"github.com/splitbrain/splitbrain/checkers/synth"
+	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/history"
 	"github.com/splitbrain/splitbrain/internal/browsertest"
 )
@@ -58,7 +59,7 @@ func synthRun(b *testing.B, n int) (string, Info, checkers.Report, []history.Eve
 	if _, err := r.Inject(synth.StaleAccepted, rand.New(rand.NewPCG(1, 2))); err != nil {
 		b.Fatal(err)
 	}
-	promise, err := checkers.ParsePromise("overlap-bound: " + cfg.Bound.String())
+	promise, err := contract.ParsePromise("overlap-bound: " + cfg.Bound.String())
 	if err != nil {
 		b.Fatal(err)
 	}

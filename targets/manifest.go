@@ -14,16 +14,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/splitbrain/splitbrain/contract"
 	"gopkg.in/yaml.v3"
-
-	"github.com/splitbrain/splitbrain/checkers"
 )
 
 // ManifestFile is the name of a target's manifest inside its folder.
 const ManifestFile = "target.yaml"
 
 // DefaultPort is the node API port when a manifest names none.
-const DefaultPort = 7070
+const DefaultPort = contract.DefaultPort
 
 // DefaultReaction is Manifest.Reaction when a manifest gives none: long
 // enough for most elections and leases, at the cost of slower faults.
@@ -255,7 +254,7 @@ func (m Manifest) validate() error {
 	if m.Promise == "" {
 		return errors.New("promise is missing (exclusive, overlap-bound: D, or fenced)")
 	}
-	if _, err := checkers.ParsePromise(m.Promise); err != nil {
+	if _, err := contract.ParsePromise(m.Promise); err != nil {
 		return err
 	}
 	return nil
@@ -300,7 +299,7 @@ func validateEnv(env map[string]string, field string) error {
 		switch {
 		case !validEnv.MatchString(k):
 			return fmt.Errorf("%s: %q is not a variable name", field, k)
-		case strings.HasPrefix(k, "SPLITBRAIN_"):
+		case strings.HasPrefix(k, contract.EnvPrefix):
 			return fmt.Errorf("%s: %s is the harness's own (DESIGN.md, Node API)", field, k)
 		}
 	}

@@ -13,12 +13,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/history"
-	"github.com/splitbrain/splitbrain/targets/sdk"
 )
 
 // Observer records every node's belief: it watches a node that serves the
-// watch (sdk.WatchPath), which pushes each change as it happens, and polls
+// watch (contract.WatchPath), which pushes each change as it happens, and polls
 // GET /leader on any other. It also keeps the latest belief per node, so
 // the nemesis can aim at the leader and the progress line can name it.
 type Observer struct {
@@ -170,7 +170,7 @@ func (o *Observer) watch(ctx context.Context, node string, silent chan<- struct{
 	var ready atomic.Int64
 	trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { ready.Store(o.rec.Now()) }}
 	sent := o.rec.Now()
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodGet, base+sdk.WatchPath+"?every="+o.interval.String(), nil)
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodGet, base+contract.WatchPath+"?every="+o.interval.String(), nil)
 	if err != nil {
 		return err
 	}
@@ -189,7 +189,7 @@ func (o *Observer) watch(ctx context.Context, node string, silent chan<- struct{
 	}
 	dec := json.NewDecoder(resp.Body)
 	for first := true; ; first = false {
-		var l sdk.WatchLine
+		var l contract.WatchLine
 		if err := dec.Decode(&l); err != nil {
 			if errors.Is(err, io.EOF) {
 				return errors.New("watch ended")
@@ -231,7 +231,7 @@ func (o *Observer) observe(ctx context.Context, node string) (history.Event, boo
 		return history.Event{}, false
 	}
 	e := history.Event{Type: history.Leader, Node: node, Sent: o.rec.Now()}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/leader", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+contract.LeaderPath, nil)
 	if err != nil {
 		return history.Event{}, false
 	}
@@ -241,7 +241,7 @@ func (o *Observer) observe(ctx context.Context, node string) (history.Event, boo
 		return e, true
 	}
 	defer resp.Body.Close()
-	var ans sdk.Leadership
+	var ans contract.Leadership
 	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&ans) != nil {
 		e.Error = fmt.Sprintf("unusable answer: status %d", resp.StatusCode)
 		return e, true
@@ -251,7 +251,7 @@ func (o *Observer) observe(ctx context.Context, node string) (history.Event, boo
 }
 
 // tokenOf is the token a belief claims: none unless it leads.
-func tokenOf(l sdk.Leadership) int64 {
+func tokenOf(l contract.Leadership) int64 {
 	if l.Leader {
 		return l.Token
 	}

@@ -14,8 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/history"
-	"github.com/splitbrain/splitbrain/workloads/resource"
 )
 
 // Cluster is what the workload needs to know of the system under test.
@@ -181,13 +181,9 @@ func (w *Writer) write(node, key, value string) history.Event {
 		e.Type, e.Error = history.Fail, "unreachable"
 		return e
 	}
-	body, _ := json.Marshal(map[string]string{"key": key, "value": value})
-	var ans struct {
-		Token int64  `json:"token"`
-		Seq   int64  `json:"seq"`
-		Error string `json:"error"`
-	}
-	status, err := w.call(http.MethodPost, base+"/write", string(body), &ans)
+	body, _ := json.Marshal(contract.WriteRequest{Key: key, Value: value})
+	var ans contract.WriteAnswer
+	status, err := w.call(http.MethodPost, base+contract.WritePath, string(body), &ans)
 	switch {
 	case err != nil:
 		e.Type, e.Error = outcome(err), err.Error()
@@ -204,7 +200,7 @@ func (w *Writer) write(node, key, value string) history.Event {
 // read reads a register straight from the resource, so the history holds
 // what the register really held. A failed read changed nothing: it fails.
 func (w *Writer) read(key string) history.Event {
-	var reg resource.Register
+	var reg contract.Register
 	status, err := w.call(http.MethodGet, w.cluster.ResourceURL()+"/read?key="+key, "", &reg)
 	if err != nil || status != http.StatusOK {
 		msg := fmt.Sprintf("status %d", status)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/splitbrain/splitbrain/checkers"
+	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/history"
 )
 
@@ -164,7 +165,7 @@ func TestRealistic(t *testing.T) {
 
 	in := checkers.Input{
 		History: r.History, Resource: r.Resource, ObserveInterval: r.Config.Interval,
-		Promise: checkers.Promise{Kind: checkers.OverlapBound, Bound: r.Config.Bound},
+		Promise: contract.Promise{Kind: contract.OverlapBound, Bound: r.Config.Bound},
 	}
 	rep := checkers.Run(in, checkers.All(checkers.Options{}))
 	for name, res := range rep.Checkers {
@@ -241,9 +242,9 @@ func TestPushed(t *testing.T) {
 		// Pauses outlast the observer's patience only after slow elections.
 		checkStreams(t, r, gap != 20*time.Millisecond)
 
-		p := checkers.Promise{Kind: checkers.Exclusive}
+		p := contract.Promise{Kind: contract.Exclusive}
 		if overlap > 0 {
-			p = checkers.Promise{Kind: checkers.OverlapBound, Bound: c.Bound}
+			p = contract.Promise{Kind: contract.OverlapBound, Bound: c.Bound}
 		}
 		in := checkers.Input{History: r.History, Resource: r.Resource, ObserveInterval: c.Interval, Promise: p}
 		rep := checkers.Run(in, checkers.All(checkers.Options{}))

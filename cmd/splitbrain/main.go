@@ -20,12 +20,12 @@ import (
 	"time"
 
 	"github.com/splitbrain/splitbrain/checkers"
+	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/harness"
 	"github.com/splitbrain/splitbrain/harness/suite"
 	"github.com/splitbrain/splitbrain/history"
 	"github.com/splitbrain/splitbrain/results"
 	"github.com/splitbrain/splitbrain/targets"
-	"github.com/splitbrain/splitbrain/workloads/resource"
 )
 
 // Exit codes, Jepsen's.
@@ -192,7 +192,7 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 		return 0, err
 	}
 	cfg.Nemesis = strings.Split(*nem, ",")
-	cfg.Resource = resource.Mode(*res)
+	cfg.Resource = contract.Mode(*res)
 	if *stopOn != "" {
 		cfg.StopOn = strings.Split(*stopOn, ",")
 	}
@@ -354,7 +354,7 @@ func analyzeCmd(args []string) (int, error) {
 	if err := results.ReadJSON(filepath.Join(dir, results.RunFile), &info); err != nil {
 		return 0, badInput("analyze: %s is not a run folder: %v", dir, err)
 	}
-	promise, err := checkers.ParsePromise(info.Promise)
+	promise, err := contract.ParsePromise(info.Promise)
 	if err != nil {
 		return 0, badInput("analyze: run.json: %v", err)
 	}

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/harness"
-	"github.com/splitbrain/splitbrain/workloads/resource"
 )
 
 // Case is one run of a suite: a row's target under one of its nemesis
@@ -104,7 +104,7 @@ func config(st Settings, r Row, nem []string, o Options) harness.Config {
 	cfg.NemesisInterval = cmp.Or(st.NemesisInterval, cfg.NemesisInterval)
 	cfg.QuietPeriod = cmp.Or(st.QuietPeriod, cfg.QuietPeriod)
 	cfg.RecoveryTimeout = cmp.Or(st.RecoveryTimeout, cfg.RecoveryTimeout)
-	cfg.Resource = cmp.Or(resource.Mode(st.Resource), cfg.Resource)
+	cfg.Resource = cmp.Or(contract.Mode(st.Resource), cfg.Resource)
 	// A row that must be valid stops at any violation: it has failed. One
 	// that must be invalid stops once each checker it expects found one,
 	// unless one of them judges only whole runs.

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/splitbrain/splitbrain/checkers"
+	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/harness"
 	"github.com/splitbrain/splitbrain/results"
-	"github.com/splitbrain/splitbrain/workloads/resource"
 )
 
 // Judge compares a run's report with the row's expectation: nil when the
@@ -127,7 +127,7 @@ func Single(cfg harness.Config, out *harness.Outcome, err error, took time.Durat
 		target = out.Info.Target
 	}
 	c := Case{Row: Row{Expect: "valid", Promise: cfg.Promise}, Target: target, Config: cfg}
-	if cfg.Resource != resource.Strict {
+	if cfg.Resource != contract.Strict {
 		c.Row.Resource = string(cfg.Resource)
 	}
 	return results.Suite{Name: "run", Total: 1, Started: time.Now().Add(-took).UTC(), Cases: []results.Case{Record(c, out, err, took)}}

@@ -17,6 +17,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/splitbrain/splitbrain/checkers"
+	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/nemesis"
 	"github.com/splitbrain/splitbrain/targets"
 )
@@ -234,7 +235,7 @@ func (s *Suite) validate(r Row, ms []targets.Manifest) error {
 		}
 	}
 	if r.Promise != "" {
-		if _, err := checkers.ParsePromise(r.Promise); err != nil {
+		if _, err := contract.ParsePromise(r.Promise); err != nil {
 			return err
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/targets/sdk"
 )
 
@@ -129,6 +130,6 @@ func ParseMemberList(body []byte) (map[uint64]string, error) {
 // its member is the Raft leader, with the term as its token (Raft elects
 // at most one leader per term, and terms only rise). names gives the
 // leader's node name, when known.
-func Belief(s RaftStatus, names map[uint64]string) sdk.Leadership {
+func Belief(s RaftStatus, names map[uint64]string) contract.Leadership {
 	return sdk.Belief(s.State == "StateLeader", names[s.Lead], s.Term)
 }

@@ -3,7 +3,7 @@ package etcd
 import (
 	"testing"
 
-	"github.com/splitbrain/splitbrain/targets/sdk"
+	"github.com/splitbrain/splitbrain/contract"
 )
 
 func TestMemberEnv(t *testing.T) {
@@ -67,12 +67,12 @@ func TestBelief(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		s    RaftStatus
-		want sdk.Leadership
+		want contract.Leadership
 	}{
-		{"leader", RaftStatus{ID: 10, Lead: 10, Term: 4, State: "StateLeader"}, sdk.Leadership{Leader: true, Token: 4, LeaderID: "n1"}},
-		{"follower", RaftStatus{ID: 20, Lead: 10, Term: 4, State: "StateFollower"}, sdk.Leadership{LeaderID: "n1"}},
-		{"candidate", RaftStatus{ID: 20, Term: 5, State: "StateCandidate"}, sdk.Leadership{}},
-		{"a leader not yet named", RaftStatus{ID: 30, Lead: 30, Term: 6, State: "StateLeader"}, sdk.Leadership{Leader: true, Token: 6}},
+		{"leader", RaftStatus{ID: 10, Lead: 10, Term: 4, State: "StateLeader"}, contract.Leadership{Leader: true, Token: 4, LeaderID: "n1"}},
+		{"follower", RaftStatus{ID: 20, Lead: 10, Term: 4, State: "StateFollower"}, contract.Leadership{LeaderID: "n1"}},
+		{"candidate", RaftStatus{ID: 20, Term: 5, State: "StateCandidate"}, contract.Leadership{}},
+		{"a leader not yet named", RaftStatus{ID: 30, Lead: 30, Term: 6, State: "StateLeader"}, contract.Leadership{Leader: true, Token: 6}},
 	} {
 		if got := Belief(tc.s, names); got != tc.want {
 			t.Errorf("%s: Belief(%+v) = %+v, want %+v", tc.name, tc.s, got, tc.want)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/targets/sdk"
 )
 
@@ -126,7 +127,7 @@ func named(self Addr, answers []Answer) uint64 {
 // Belief is what the node says on GET /leader: it leads while its server
 // is the primary and its mastership's epoch is known, with that epoch as
 // its token. A replica follows the master its ROLE names.
-func Belief(st State, self Addr, role Role) sdk.Leadership {
+func Belief(st State, self Addr, role Role) contract.Leadership {
 	switch {
 	case !role.Known:
 		return sdk.Belief(false, "", 0)

@@ -4,7 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/splitbrain/splitbrain/targets/sdk"
+	"github.com/splitbrain/splitbrain/contract"
 )
 
 var (
@@ -17,11 +17,11 @@ var (
 	unknown     = Role{}
 	says        = func(a Addr, epoch uint64) Answer { return Answer{Primary: a, Epoch: epoch} }
 	failingOver = func(a Addr, epoch uint64) Answer { return Answer{Primary: a, Epoch: epoch, Failover: true} }
-	leads       = func(host string, token int64) sdk.Leadership {
-		return sdk.Leadership{Leader: true, LeaderID: host, Token: token}
+	leads       = func(host string, token int64) contract.Leadership {
+		return contract.Leadership{Leader: true, LeaderID: host, Token: token}
 	}
-	follows      = func(host string) sdk.Leadership { return sdk.Leadership{LeaderID: host} }
-	leaderless   = sdk.Leadership{}
+	follows      = func(host string) contract.Leadership { return contract.Leadership{LeaderID: host} }
+	leaderless   = contract.Leadership{}
 	epochOf      = func(e uint64) State { return State{Epoch: e} }
 	pastEpochOf  = func(e uint64) State { return State{Epoch: e, Past: true} }
 	noSentinels  []Answer
@@ -45,7 +45,7 @@ func TestLearnAndBelief(t *testing.T) {
 		role    Role
 		answers []Answer
 		want    State
-		belief  sdk.Leadership
+		belief  contract.Leadership
 	}{
 		{"the initial primary leads with epoch 1 before any Sentinel runs",
 			n1, epochOf(1), primary, noSentinels, epochOf(1), leads("n1", 1)},

@@ -5,27 +5,9 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/splitbrain/splitbrain/contract"
 )
-
-// Skew is the content of the clock file: the node's wall clock reads
-// real time + Offset, and from Since on runs at Rate times real speed.
-// The harness rewrites the file to inject clock faults; the host's clock
-// is never touched.
-type Skew struct {
-	Offset time.Duration `json:"offset_ns"`
-	Rate   float64       `json:"rate,omitempty"`     // 0 or 1: normal speed
-	Since  int64         `json:"since_ns,omitempty"` // unix ns where Rate starts to apply
-}
-
-// Apply returns the skewed reading of the real time t.
-func (s Skew) Apply(t time.Time) time.Time {
-	out := t.Add(s.Offset)
-	if s.Rate != 0 && s.Rate != 1 && s.Since != 0 {
-		elapsed := t.UnixNano() - s.Since
-		out = out.Add(time.Duration(float64(elapsed) * (s.Rate - 1)))
-	}
-	return out
-}
 
 // Clock is a node's wall clock. Targets must read wall time through it so
 // that clock faults reach them; Go's runtime ignores libfaketime.
@@ -33,7 +15,7 @@ type Clock struct {
 	path string
 
 	mu      sync.Mutex
-	skew    Skew
+	skew    contract.Skew
 	checked time.Time
 	file    os.FileInfo // what skew was read from
 }
@@ -65,7 +47,7 @@ func (c *Clock) Now() time.Time {
 func (c *Clock) reload() {
 	fi, err := os.Stat(c.path)
 	if err != nil {
-		c.skew, c.file = Skew{}, nil
+		c.skew, c.file = contract.Skew{}, nil
 		return
 	}
 	// The harness replaces the file by a rename, so a new inode means new
@@ -74,7 +56,7 @@ func (c *Clock) reload() {
 		return
 	}
 	b, err := os.ReadFile(c.path)
-	var s Skew
+	var s contract.Skew
 	if err == nil && json.Unmarshal(b, &s) == nil {
 		c.skew, c.file = s, fi
 	}

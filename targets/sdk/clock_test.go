@@ -5,21 +5,23 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/splitbrain/splitbrain/contract"
 )
 
 func TestSkewApply(t *testing.T) {
 	base := time.Unix(1000, 0)
 	cases := []struct {
-		skew Skew
+		skew contract.Skew
 		at   time.Time
 		want time.Time
 	}{
-		{Skew{}, base, base},
-		{Skew{Offset: 5 * time.Second}, base, base.Add(5 * time.Second)},
-		{Skew{Offset: -time.Minute}, base, base.Add(-time.Minute)},
+		{contract.Skew{}, base, base},
+		{contract.Skew{Offset: 5 * time.Second}, base, base.Add(5 * time.Second)},
+		{contract.Skew{Offset: -time.Minute}, base, base.Add(-time.Minute)},
 		// twice as fast since base: 10 s later it reads 20 s later
-		{Skew{Rate: 2, Since: base.UnixNano()}, base.Add(10 * time.Second), base.Add(20 * time.Second)},
-		{Skew{Rate: 0.5, Since: base.UnixNano()}, base.Add(10 * time.Second), base.Add(5 * time.Second)},
+		{contract.Skew{Rate: 2, Since: base.UnixNano()}, base.Add(10 * time.Second), base.Add(20 * time.Second)},
+		{contract.Skew{Rate: 0.5, Since: base.UnixNano()}, base.Add(10 * time.Second), base.Add(5 * time.Second)},
 	}
 	for _, c := range cases {
 		if got := c.skew.Apply(c.at); !got.Equal(c.want) {

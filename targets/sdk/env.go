@@ -3,8 +3,11 @@ package sdk
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
+
+	"github.com/splitbrain/splitbrain/contract"
 )
 
 // Env is what the harness hands every node container.
@@ -22,22 +25,22 @@ type Env struct {
 // EnvFromOS reads the environment the harness sets.
 func EnvFromOS() (Env, error) {
 	e := Env{
-		Node:        os.Getenv("SPLITBRAIN_NODE"),
-		ResourceURL: os.Getenv("SPLITBRAIN_RESOURCE"),
-		ClockFile:   os.Getenv("SPLITBRAIN_CLOCK_FILE"),
-		Addr:        os.Getenv("SPLITBRAIN_ADDR"),
+		Node:        os.Getenv(contract.EnvNode),
+		ResourceURL: os.Getenv(contract.EnvResource),
+		ClockFile:   os.Getenv(contract.EnvClockFile),
+		Addr:        os.Getenv(contract.EnvAddr),
 	}
-	if p := os.Getenv("SPLITBRAIN_PEERS"); p != "" {
+	if p := os.Getenv(contract.EnvPeers); p != "" {
 		e.Peers = strings.Split(p, ",")
 	}
-	if s := os.Getenv("SPLITBRAIN_SERVICES"); s != "" {
+	if s := os.Getenv(contract.EnvServices); s != "" {
 		e.Services = map[string]string{}
 		for _, addr := range strings.Split(s, ",") {
 			e.Services[PeerHost(addr)] = addr
 		}
 	}
 	if e.Addr == "" {
-		e.Addr = ":7070"
+		e.Addr = fmt.Sprintf(":%d", contract.DefaultPort)
 	}
 	if e.Node == "" {
 		return e, errors.New("SPLITBRAIN_NODE is not set")

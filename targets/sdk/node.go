@@ -5,6 +5,8 @@ import (
 	"log"
 	"sync"
 	"time"
+
+	"github.com/splitbrain/splitbrain/contract"
 )
 
 // Machine is a leader-election algorithm written as a deterministic state
@@ -19,7 +21,7 @@ type Machine[M any] interface {
 	Step(M) ([]M, error)
 	// Leadership is the machine's belief right now (the server fills in
 	// Node).
-	Leadership() Leadership
+	Leadership() contract.Leadership
 }
 
 // Node runs a Machine as one node of the system under test: a timer ticks
@@ -91,10 +93,10 @@ type snapshot struct {
 	node string
 
 	mu sync.Mutex
-	l  Leadership
+	l  contract.Leadership
 }
 
-func (b *snapshot) Leadership() Leadership {
+func (b *snapshot) Leadership() contract.Leadership {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.l
@@ -102,7 +104,7 @@ func (b *snapshot) Leadership() Leadership {
 
 // publish stores l and logs every change of leadership, so a node's log
 // tells its story.
-func (b *snapshot) publish(l Leadership) {
+func (b *snapshot) publish(l contract.Leadership) {
 	b.mu.Lock()
 	changed := l != b.l
 	b.l = l

@@ -8,21 +8,13 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/splitbrain/splitbrain/workloads/resource"
+	"github.com/splitbrain/splitbrain/contract"
 )
-
-// Leadership is a node's own belief, right now: the body of GET /leader.
-type Leadership struct {
-	Node     string `json:"node"`
-	Leader   bool   `json:"leader"`
-	Token    int64  `json:"token,omitempty"`     // the fencing token while leader
-	LeaderID string `json:"leader_id,omitempty"` // who leads, if known
-}
 
 // Belief is the Leadership of a node that leads with token (a term, an
 // epoch) when leader is true, and otherwise follows lead ("" if unknown).
-func Belief(leader bool, lead string, token uint64) Leadership {
-	l := Leadership{Leader: leader, LeaderID: lead}
+func Belief(leader bool, lead string, token uint64) contract.Leadership {
+	l := contract.Leadership{Leader: leader, LeaderID: lead}
 	if leader {
 		l.Token = int64(token)
 	}
@@ -31,7 +23,7 @@ func Belief(leader bool, lead string, token uint64) Leadership {
 
 // Elector is the one thing a target must provide: its current belief.
 type Elector interface {
-	Leadership() Leadership
+	Leadership() contract.Leadership
 }
 
 // Resigner is implemented by targets that support POST /resign.
@@ -57,7 +49,7 @@ type Server struct {
 	env      Env
 	elector  Elector
 	feed     *feed // nil: the node serves no watch
-	resource *resource.Client
+	resource *contract.ResourceClient
 	clock    *Clock
 	mux      *http.ServeMux
 	// WriteTimeout bounds a fenced write to the resource.
@@ -79,7 +71,7 @@ func NewServer(env Env, e Elector, opts ...Option) *Server {
 		env:          env,
 		elector:      e,
 		feed:         newFeed(env.Node, e),
-		resource:     &resource.Client{BaseURL: env.ResourceURL, HTTP: &http.Client{}},
+		resource:     &contract.ResourceClient{BaseURL: env.ResourceURL, HTTP: &http.Client{}},
 		clock:        NewClock(env.ClockFile),
 		mux:          http.NewServeMux(),
 		WriteTimeout: 2 * time.Second,
@@ -87,19 +79,19 @@ func NewServer(env Env, e Elector, opts ...Option) *Server {
 	for _, o := range opts {
 		o(s)
 	}
-	s.mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
-	s.mux.HandleFunc("GET /leader", s.leader)
+	s.mux.HandleFunc("GET "+contract.HealthPath, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	s.mux.HandleFunc("GET "+contract.LeaderPath, s.leader)
 	if s.feed != nil {
-		s.mux.HandleFunc("GET "+WatchPath, s.watch)
+		s.mux.HandleFunc("GET "+contract.WatchPath, s.watch)
 	}
-	s.mux.HandleFunc("POST /write", s.write)
+	s.mux.HandleFunc("POST "+contract.WritePath, s.write)
 	// The node's wall clock as the target reads it: lets the harness check
 	// that a clock fault reached the node.
 	s.mux.HandleFunc("GET /clock", func(w http.ResponseWriter, _ *http.Request) {
 		reply(w, http.StatusOK, map[string]int64{"now_ns": s.clock.Now().UnixNano()})
 	})
 	if r, ok := e.(Resigner); ok {
-		s.mux.HandleFunc("POST /resign", func(w http.ResponseWriter, _ *http.Request) {
+		s.mux.HandleFunc("POST "+contract.ResignPath, func(w http.ResponseWriter, _ *http.Request) {
 			if err := r.Resign(); err != nil {
 				reply(w, http.StatusConflict, map[string]string{"error": err.Error()})
 				return
@@ -134,17 +126,14 @@ func (s *Server) leader(w http.ResponseWriter, _ *http.Request) {
 // decision is exactly where a paused or partitioned leader becomes a zombie;
 // the fence is what makes that gap safe.
 func (s *Server) write(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Key   string `json:"key"`
-		Value string `json:"value"`
-	}
+	var req contract.WriteRequest
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Key == "" {
-		reply(w, http.StatusBadRequest, map[string]string{"error": "bad write request"})
+		reply(w, http.StatusBadRequest, contract.WriteAnswer{Error: "bad write request"})
 		return
 	}
 	l := s.elector.Leadership()
 	if !l.Leader {
-		reply(w, http.StatusConflict, map[string]string{"error": "not-leader", "leader_id": l.LeaderID})
+		reply(w, http.StatusConflict, contract.WriteAnswer{Error: contract.ErrNotLeader, LeaderID: l.LeaderID})
 		return
 	}
 	// The write is the node's own act: a client that hangs up (it timed
@@ -154,21 +143,21 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request) {
 	if lw, ok := s.elector.(LocalWriter); ok {
 		switch err := lw.WriteLocal(ctx, req.Key, req.Value); {
 		case errors.Is(err, ErrNotLeader):
-			reply(w, http.StatusConflict, map[string]string{"error": "not-leader"})
+			reply(w, http.StatusConflict, contract.WriteAnswer{Error: contract.ErrNotLeader})
 			return
 		case err != nil:
-			reply(w, http.StatusServiceUnavailable, map[string]string{"error": err.Error()})
+			reply(w, http.StatusServiceUnavailable, contract.WriteAnswer{Error: err.Error()})
 			return
 		}
 	}
-	resp, err := s.resource.Write(ctx, resource.WriteRequest{Key: req.Key, Value: req.Value, Token: l.Token, Node: s.env.Node})
+	resp, err := s.resource.Write(ctx, contract.ResourceWrite{Key: req.Key, Value: req.Value, Token: l.Token, Node: s.env.Node})
 	switch {
-	case errors.Is(err, resource.ErrFenced):
-		reply(w, http.StatusPreconditionFailed, map[string]any{"error": "fenced", "token": l.Token, "current": resp.Current})
+	case errors.Is(err, contract.ErrResourceFenced):
+		reply(w, http.StatusPreconditionFailed, contract.WriteAnswer{Error: contract.ErrFenced, Token: l.Token, Current: resp.Current})
 	case err != nil:
-		reply(w, http.StatusServiceUnavailable, map[string]string{"error": err.Error()})
+		reply(w, http.StatusServiceUnavailable, contract.WriteAnswer{Error: err.Error()})
 	default:
-		reply(w, http.StatusOK, map[string]any{"ok": true, "token": l.Token, "seq": resp.Seq})
+		reply(w, http.StatusOK, contract.WriteAnswer{OK: true, Token: l.Token, Seq: resp.Seq})
 	}
 }
 

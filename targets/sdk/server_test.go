@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/workloads/resource"
 )
 
@@ -19,7 +20,7 @@ type agent struct {
 	wrote []string
 }
 
-func (a *agent) Leadership() Leadership { return Belief(true, "n1", 7) }
+func (a *agent) Leadership() contract.Leadership { return Belief(true, "n1", 7) }
 
 func (a *agent) WriteLocal(_ context.Context, key, value string) error {
 	a.wrote = append(a.wrote, key+"="+value)
@@ -29,7 +30,7 @@ func (a *agent) WriteLocal(_ context.Context, key, value string) error {
 // A LocalWriter's server takes the write before the resource does, and a
 // write it refuses never reaches the resource.
 func TestWriteGoesToTheLocalServerFirst(t *testing.T) {
-	res := resource.NewServer(resource.Strict, nil)
+	res := resource.NewServer(contract.Strict, nil)
 	rs := httptest.NewServer(res)
 	defer rs.Close()
 	for _, tc := range []struct {

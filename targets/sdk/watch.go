@@ -10,26 +10,9 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/splitbrain/splitbrain/contract"
 )
-
-// WatchPath is the node API's stream of beliefs: GET it, with ?every= a
-// beat such as 50ms, and the node answers with one JSON line (WatchLine)
-// at once, another at every change of its belief, and one every beat while
-// nothing changes, until the request ends.
-const WatchPath = "/leader/watch"
-
-// WatchLine is one line of the watch: the node's belief at At, read on the
-// node's own monotonic clock, in ns. A change is told as two lines, the
-// last sample of the old belief and the first of the new, so the harness
-// knows the moment to within one sampling period; lines never go back in
-// At, and none is dated before the request arrived.
-type WatchLine struct {
-	Leadership
-	At int64 `json:"at"`
-	// Boot names the clock At reads: lines with the same Boot, from any
-	// node, read the same clock, so the harness dates them together.
-	Boot int64 `json:"boot"`
-}
 
 // Bounds of the beat a watcher may ask for, and its default.
 const (
@@ -81,14 +64,14 @@ type feed struct {
 	start   sync.Once
 
 	mu       sync.Mutex
-	last     WatchLine // the latest sample
+	last     contract.WatchLine // the latest sample
 	watchers map[*watcher]struct{}
 }
 
 type watcher struct {
 	beat  int64
 	sent  int64 // At of the latest line queued
-	lines chan WatchLine
+	lines chan contract.WatchLine
 }
 
 func newFeed(node string, e Elector) *feed {
@@ -98,7 +81,7 @@ func newFeed(node string, e Elector) *feed {
 // subscribe adds a watcher whose first line is a sample taken now.
 func (f *feed) subscribe(beat time.Duration) *watcher {
 	f.start.Do(func() { go f.sampleForever() })
-	w := &watcher{beat: int64(beat), lines: make(chan WatchLine, watchQueue)}
+	w := &watcher{beat: int64(beat), lines: make(chan contract.WatchLine, watchQueue)}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.sample()
@@ -135,7 +118,7 @@ func (f *feed) sampleForever() {
 func (f *feed) sample() {
 	l := f.elector.Leadership()
 	l.Node = f.node
-	now := WatchLine{Leadership: l, At: watchClock(), Boot: boot}
+	now := contract.WatchLine{Leadership: l, At: watchClock(), Boot: boot}
 	changed := now.Leadership != f.last.Leadership
 	for w := range f.watchers {
 		switch {
@@ -153,7 +136,7 @@ func (f *feed) sample() {
 
 // queue hands w a line, or cuts w off when it is too far behind. f.mu is
 // held.
-func (f *feed) queue(w *watcher, l WatchLine) {
+func (f *feed) queue(w *watcher, l contract.WatchLine) {
 	if _, ok := f.watchers[w]; !ok {
 		return
 	}

@@ -8,12 +8,14 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/splitbrain/splitbrain/contract"
 )
 
 // watchLines opens the watch of srv and returns its lines as they come.
-func watchLines(t *testing.T, url string) <-chan WatchLine {
+func watchLines(t *testing.T, url string) <-chan contract.WatchLine {
 	t.Helper()
-	resp, err := http.Get(url + WatchPath + "?every=20ms")
+	resp, err := http.Get(url + contract.WatchPath + "?every=20ms")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,12 +27,12 @@ func watchLines(t *testing.T, url string) <-chan WatchLine {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("watch answered %s", resp.Status)
 	}
-	out := make(chan WatchLine)
+	out := make(chan contract.WatchLine)
 	go func() {
 		defer close(out)
 		sc := bufio.NewScanner(resp.Body)
 		for sc.Scan() {
-			var l WatchLine
+			var l contract.WatchLine
 			if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
 				t.Errorf("line %q: %v", sc.Text(), err)
 				return
@@ -45,7 +47,7 @@ func watchLines(t *testing.T, url string) <-chan WatchLine {
 	return out
 }
 
-func next(t *testing.T, lines <-chan WatchLine) WatchLine {
+func next(t *testing.T, lines <-chan contract.WatchLine) contract.WatchLine {
 	t.Helper()
 	select {
 	case l, ok := <-lines:
@@ -56,7 +58,7 @@ func next(t *testing.T, lines <-chan WatchLine) WatchLine {
 	case <-time.After(5 * time.Second):
 		t.Fatal("no line for 5 s")
 	}
-	return WatchLine{}
+	return contract.WatchLine{}
 }
 
 // The watch tells the belief at once, then a change as the old belief's
@@ -75,7 +77,7 @@ func TestWatchTellsEveryChange(t *testing.T) {
 	}
 	e.publish(Belief(true, "n1", 5))
 	prev := first
-	var old WatchLine
+	var old contract.WatchLine
 	for l := next(t, lines); ; l = next(t, lines) {
 		if l.At < prev.At {
 			t.Fatalf("line %+v goes back from %+v", l, prev)
@@ -122,7 +124,7 @@ func TestWatchRefusals(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := httptest.NewServer(NewServer(Env{Node: "n1"}, e, tc.opts...).mux)
 			defer srv.Close()
-			resp, err := http.Get(srv.URL + WatchPath + tc.query)
+			resp, err := http.Get(srv.URL + contract.WatchPath + tc.query)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,3 +1,4 @@
+// Package resource is the fenced resource: the shared register leaders write to, its HTTP API and a client for it.
 package resource
 
 import (
@@ -6,6 +7,7 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/history"
 )
 
@@ -13,11 +15,11 @@ import (
 // appended to the log before the answer is sent, so the log is ground truth
 // for every write a node was told had succeeded.
 type Server struct {
-	mode Mode
+	mode contract.Mode
 
 	mu      sync.Mutex
 	seq     int64
-	regs    map[string]Register
+	regs    map[string]contract.Register
 	highest map[string]int64 // highest token accepted per key
 	log     *json.Encoder    // nil: no log kept
 	logErr  error
@@ -25,8 +27,8 @@ type Server struct {
 
 // NewServer returns a resource in mode that logs its decisions as JSON lines
 // to log (which may be nil).
-func NewServer(mode Mode, log io.Writer) *Server {
-	s := &Server{mode: mode, regs: map[string]Register{}, highest: map[string]int64{}}
+func NewServer(mode contract.Mode, log io.Writer) *Server {
+	s := &Server{mode: mode, regs: map[string]contract.Register{}, highest: map[string]int64{}}
 	if log != nil {
 		s.log = json.NewEncoder(log)
 	}
@@ -34,12 +36,12 @@ func NewServer(mode Mode, log io.Writer) *Server {
 }
 
 // Write decides one write.
-func (s *Server) Write(req WriteRequest) (WriteResponse, error) {
+func (s *Server) Write(req contract.ResourceWrite) (contract.ResourceAnswer, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.seq++
 	high := s.highest[req.Key]
-	accept := s.mode == Unfenced || req.Token >= high
+	accept := s.mode == contract.Unfenced || req.Token >= high
 	d := history.Decision{
 		Seq: s.seq, Key: req.Key, Value: req.Value, Token: req.Token, Node: req.Node,
 		Accepted: accept, Highest: high, Mode: string(s.mode),
@@ -49,18 +51,18 @@ func (s *Server) Write(req WriteRequest) (WriteResponse, error) {
 		// does not hold never happened.
 		if err := s.log.Encode(d); err != nil {
 			s.logErr = err
-			return WriteResponse{}, err
+			return contract.ResourceAnswer{}, err
 		}
 	}
 	if accept {
-		s.regs[req.Key] = Register{Value: req.Value, Token: req.Token, Node: req.Node, Seq: s.seq}
+		s.regs[req.Key] = contract.Register{Value: req.Value, Token: req.Token, Node: req.Node, Seq: s.seq}
 		s.highest[req.Key] = max(high, req.Token)
 	}
-	return WriteResponse{Accepted: accept, Seq: s.seq, Current: s.highest[req.Key]}, nil
+	return contract.ResourceAnswer{Accepted: accept, Seq: s.seq, Current: s.highest[req.Key]}, nil
 }
 
 // Read returns the register of key.
-func (s *Server) Read(key string) Register {
+func (s *Server) Read(key string) contract.Register {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.regs[key]
@@ -74,7 +76,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.URL.Path == "/read" && r.Method == http.MethodGet:
 		reply(w, http.StatusOK, s.Read(r.URL.Query().Get("key")))
 	case r.URL.Path == "/write" && r.Method == http.MethodPost:
-		var req WriteRequest
+		var req contract.ResourceWrite
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Key == "" {
 			reply(w, http.StatusBadRequest, map[string]string{"error": "bad write request"})
 			return

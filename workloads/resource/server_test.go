@@ -7,12 +7,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/history"
 )
 
 func TestStrictRefusesLowerTokensPerKey(t *testing.T) {
 	var log bytes.Buffer
-	s := NewServer(Strict, &log)
+	s := NewServer(contract.Strict, &log)
 	steps := []struct {
 		key    string
 		token  int64
@@ -26,7 +27,7 @@ func TestStrictRefusesLowerTokensPerKey(t *testing.T) {
 		{"k1", 2, false},
 	}
 	for i, st := range steps {
-		resp, err := s.Write(WriteRequest{Key: st.key, Value: "v", Token: st.token, Node: "n1"})
+		resp, err := s.Write(contract.ResourceWrite{Key: st.key, Value: "v", Token: st.token, Node: "n1"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,16 +51,16 @@ func TestStrictRefusesLowerTokensPerKey(t *testing.T) {
 }
 
 func TestUnfencedAcceptsEverything(t *testing.T) {
-	s := NewServer(Unfenced, nil)
-	s.Write(WriteRequest{Key: "k", Value: "new", Token: 5})
-	resp, _ := s.Write(WriteRequest{Key: "k", Value: "old", Token: 4})
+	s := NewServer(contract.Unfenced, nil)
+	s.Write(contract.ResourceWrite{Key: "k", Value: "new", Token: 5})
+	resp, _ := s.Write(contract.ResourceWrite{Key: "k", Value: "old", Token: 4})
 	if !resp.Accepted || s.Read("k").Value != "old" {
 		t.Errorf("unfenced refused a stale write: %+v", resp)
 	}
 }
 
 func TestHTTPStatusCodes(t *testing.T) {
-	srv := httptest.NewServer(NewServer(Strict, nil))
+	srv := httptest.NewServer(NewServer(contract.Strict, nil))
 	defer srv.Close()
 	post := func(body string) int {
 		resp, err := http.Post(srv.URL+"/write", "application/json", strings.NewReader(body))
@@ -78,7 +79,7 @@ func TestHTTPStatusCodes(t *testing.T) {
 	if c := post(`{"value":"no key"}`); c != 400 {
 		t.Errorf("bad write: %d, want 400", c)
 	}
-	c := &Client{BaseURL: srv.URL}
+	c := &contract.ResourceClient{BaseURL: srv.URL}
 	reg, err := c.Read(t.Context(), "k")
 	if err != nil || reg.Value != "a" || reg.Token != 2 {
 		t.Errorf("read %+v, %v", reg, err)

@@ -10,6 +10,7 @@ package main
 import (
 	"time"
 
+	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/targets/bully"
 	"github.com/splitbrain/splitbrain/targets/sdk"
 )
@@ -33,7 +34,7 @@ func main() {
 // machine is a bully.Node as the SDK sees it: the token is the epoch.
 type machine struct{ *bully.Node }
 
-func (m machine) Leadership() sdk.Leadership {
+func (m machine) Leadership() contract.Leadership {
 	st := m.Status()
 	return sdk.Belief(st.IsLeader(), st.Coordinator, st.Epoch)
 }

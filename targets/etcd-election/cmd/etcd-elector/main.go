@@ -31,6 +31,7 @@ import (
 	"go.etcd.io/etcd/client/v3/concurrency"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/splitbrain/splitbrain/contract"
 	etcdelection "github.com/splitbrain/splitbrain/targets/etcd-election"
 	"github.com/splitbrain/splitbrain/targets/sdk"
 )
@@ -137,7 +138,7 @@ type reign struct {
 }
 
 // Leadership is the elector's belief.
-func (n *node) Leadership() sdk.Leadership {
+func (n *node) Leadership() contract.Leadership {
 	n.mu.Lock()
 	b := n.elector.Belief()
 	n.mu.Unlock()

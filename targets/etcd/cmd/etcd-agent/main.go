@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/targets/etcd"
 	"github.com/splitbrain/splitbrain/targets/sdk"
 )
@@ -125,7 +126,7 @@ func (a *agent) call(method, path, body string) ([]byte, error) {
 // member's state read then: a member that stepped down is not believed a
 // leader a poll later. A member that does not answer leads nothing the
 // node can prove.
-func (a *agent) Leadership() sdk.Leadership {
+func (a *agent) Leadership() contract.Leadership {
 	st, err := a.status()
 	l := etcd.Belief(st, a.names)
 	a.mu.Lock()

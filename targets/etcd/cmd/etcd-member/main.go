@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/targets/etcd"
 	"github.com/splitbrain/splitbrain/targets/sdk"
 )
@@ -20,8 +21,8 @@ import (
 const server = "/usr/local/bin/etcd"
 
 func main() {
-	self := os.Getenv("SPLITBRAIN_MEMBER")
-	all := os.Getenv("SPLITBRAIN_MEMBERS")
+	self := os.Getenv(contract.EnvMember)
+	all := os.Getenv(contract.EnvMembers)
 	if self == "" || all == "" {
 		log.Fatal("SPLITBRAIN_MEMBER and SPLITBRAIN_MEMBERS must be set: etcd-member runs as a member of a service cluster")
 	}

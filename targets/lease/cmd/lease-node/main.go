@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/targets/lease"
 	"github.com/splitbrain/splitbrain/targets/sdk"
 )
@@ -68,7 +69,7 @@ type node struct {
 
 // Leadership is the belief at the moment the node API is asked, so a node
 // that was frozen past its deadline knows it the moment it wakes.
-func (n *node) Leadership() sdk.Leadership {
+func (n *node) Leadership() contract.Leadership {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	st := n.elector.Status(n.clock.Now())

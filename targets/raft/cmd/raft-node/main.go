@@ -13,6 +13,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/targets/raft"
 	"github.com/splitbrain/splitbrain/targets/sdk"
 )
@@ -43,7 +44,7 @@ func main() {
 // machine is a raft.Node as the SDK sees it: the token is the term.
 type machine struct{ *raft.Node }
 
-func (m machine) Leadership() sdk.Leadership {
+func (m machine) Leadership() contract.Leadership {
 	st := m.Status()
 	return sdk.Belief(st.IsLeader(), st.Lead, st.Term)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/splitbrain/splitbrain/contract"
 	redislease "github.com/splitbrain/splitbrain/targets/redis-lease"
 	"github.com/splitbrain/splitbrain/targets/sdk"
 )
@@ -81,7 +82,7 @@ type node struct {
 }
 
 // Leadership is the elector's belief: the seed's, which no clock ends.
-func (n *node) Leadership() sdk.Leadership {
+func (n *node) Leadership() contract.Leadership {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	st := n.elector.Status()

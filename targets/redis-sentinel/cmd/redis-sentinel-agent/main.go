@@ -26,6 +26,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/logging"
 
+	"github.com/splitbrain/splitbrain/contract"
 	redissentinel "github.com/splitbrain/splitbrain/targets/redis-sentinel"
 	"github.com/splitbrain/splitbrain/targets/sdk"
 )
@@ -176,7 +177,7 @@ type agent struct {
 
 // Leadership is the belief at the moment the node API asks, from a ROLE
 // asked then: a demoted server is not believed a leader a poll later.
-func (a *agent) Leadership() sdk.Leadership {
+func (a *agent) Leadership() contract.Leadership {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.observe()
@@ -194,7 +195,7 @@ func (a *agent) WriteLocal(ctx context.Context, key, value string) error {
 
 // observe asks the server's ROLE, learns from it and the Sentinels' last
 // answers, and returns the belief. a.mu is held.
-func (a *agent) observe() sdk.Leadership {
+func (a *agent) observe() contract.Leadership {
 	ctx, cancel := context.WithTimeout(context.Background(), roleTimeout)
 	defer cancel()
 	role, roleErr := a.role(ctx)
@@ -221,7 +222,7 @@ func (a *agent) role(ctx context.Context) (redissentinel.Role, error) {
 }
 
 // tell logs the belief when it changes, so the node's log tells its story.
-func (a *agent) tell(l sdk.Leadership, role redissentinel.Role, roleErr error) {
+func (a *agent) tell(l contract.Leadership, role redissentinel.Role, roleErr error) {
 	var said string
 	switch {
 	case roleErr != nil:

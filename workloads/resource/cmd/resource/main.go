@@ -11,20 +11,21 @@ import (
 	"net/http"
 	"os"
 
+	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/workloads/resource"
 )
 
 func main() {
-	mode, ok := resource.ParseMode(os.Getenv("SPLITBRAIN_RESOURCE_MODE"))
+	mode, ok := contract.ParseMode(os.Getenv(contract.EnvResourceMode))
 	if !ok {
-		log.Fatalf("SPLITBRAIN_RESOURCE_MODE must be strict or unfenced, not %q", os.Getenv("SPLITBRAIN_RESOURCE_MODE"))
+		log.Fatalf("SPLITBRAIN_RESOURCE_MODE must be strict or unfenced, not %q", os.Getenv(contract.EnvResourceMode))
 	}
-	addr := os.Getenv("SPLITBRAIN_RESOURCE_ADDR")
+	addr := os.Getenv(contract.EnvResourceAddr)
 	if addr == "" {
 		addr = ":7000"
 	}
 	var decisions io.Writer
-	if path := os.Getenv("SPLITBRAIN_RESOURCE_LOG"); path != "" {
+	if path := os.Getenv(contract.EnvResourceLog); path != "" {
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
 			log.Fatalf("decision log: %v", err)

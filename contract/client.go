@@ -1,4 +1,4 @@
-package resource
+package contract
 
 import (
 	"bytes"
@@ -10,28 +10,28 @@ import (
 	"net/url"
 )
 
-// ErrFenced is returned by Client.Write when the resource refused a stale token.
-var ErrFenced = errors.New("fenced")
+// ErrResourceFenced is returned by ResourceClient.Write when the resource refused a stale token.
+var ErrResourceFenced = errors.New("fenced")
 
-// Client talks to a resource server.
-type Client struct {
+// ResourceClient talks to a resource server.
+type ResourceClient struct {
 	BaseURL string // e.g. http://resource:7000
 	HTTP    *http.Client
 }
 
 // Write asks the resource to write. A refusal returns the response and
-// ErrFenced; any other failure leaves the outcome unknown.
-func (c *Client) Write(ctx context.Context, req WriteRequest) (WriteResponse, error) {
+// ErrResourceFenced; any other failure leaves the outcome unknown.
+func (c *ResourceClient) Write(ctx context.Context, req ResourceWrite) (ResourceAnswer, error) {
 	body, err := json.Marshal(req)
 	if err != nil {
-		return WriteResponse{}, err
+		return ResourceAnswer{}, err
 	}
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.BaseURL+"/write", bytes.NewReader(body))
 	if err != nil {
-		return WriteResponse{}, err
+		return ResourceAnswer{}, err
 	}
 	hreq.Header.Set("Content-Type", "application/json")
-	var resp WriteResponse
+	var resp ResourceAnswer
 	status, err := c.do(hreq, &resp)
 	switch {
 	case err != nil:
@@ -39,14 +39,14 @@ func (c *Client) Write(ctx context.Context, req WriteRequest) (WriteResponse, er
 	case status == http.StatusOK:
 		return resp, nil
 	case status == http.StatusPreconditionFailed:
-		return resp, ErrFenced
+		return resp, ErrResourceFenced
 	default:
 		return resp, fmt.Errorf("resource answered %d", status)
 	}
 }
 
 // Read returns the register of key.
-func (c *Client) Read(ctx context.Context, key string) (Register, error) {
+func (c *ResourceClient) Read(ctx context.Context, key string) (Register, error) {
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, c.BaseURL+"/read?key="+url.QueryEscape(key), nil)
 	if err != nil {
 		return Register{}, err
@@ -59,7 +59,7 @@ func (c *Client) Read(ctx context.Context, key string) (Register, error) {
 	return reg, err
 }
 
-func (c *Client) do(req *http.Request, into any) (int, error) {
+func (c *ResourceClient) do(req *http.Request, into any) (int, error) {
 	hc := c.HTTP
 	if hc == nil {
 		hc = http.DefaultClient

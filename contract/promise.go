@@ -1,4 +1,4 @@
-package checkers
+package contract
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 // PromiseKind names what a target promises about overlapping leaders.
 type PromiseKind string
 
-// The promises a target can declare (see DESIGN.md, Checkers).
+// The promises a target can declare (docs/contract.md, Promises).
 const (
 	// Exclusive: never two leaders at once (a lease meant to exclude).
 	Exclusive PromiseKind = "exclusive"
@@ -68,9 +68,9 @@ func (p Promise) String() string {
 	return string(p.Kind)
 }
 
-// known reports whether p is one of the promises the overlap checker can
+// Known reports whether p is one of the promises the overlap checker can
 // judge against.
-func (p Promise) known() bool {
+func (p Promise) Known() bool {
 	switch p.Kind {
 	case Exclusive, Fenced:
 		return true

@@ -1,5 +1,4 @@
-// Package resource is the fenced resource: the shared register leaders write to, its HTTP API and a client for it.
-package resource
+package contract
 
 // Mode says whether the resource checks fencing tokens.
 type Mode string
@@ -22,24 +21,27 @@ func ParseMode(s string) (Mode, bool) {
 	return "", false
 }
 
-// WriteRequest is the body of POST /write.
-type WriteRequest struct {
+// ResourceWrite is the body of the resource's POST /write: a node writes
+// Value to Key with its fencing Token.
+type ResourceWrite struct {
 	Key   string `json:"key"`
 	Value string `json:"value"`
 	Token int64  `json:"token"`
 	Node  string `json:"node"`
 }
 
-// WriteResponse answers POST /write: 200 when accepted, 412 when refused.
-type WriteResponse struct {
+// ResourceAnswer answers the resource's POST /write: 200 when accepted,
+// 412 when refused.
+type ResourceAnswer struct {
 	Accepted bool  `json:"accepted"`
 	Seq      int64 `json:"seq"`
 	// Current is the highest token accepted for the key, after this decision.
 	Current int64 `json:"current"`
 }
 
-// Register is what GET /read?key= returns: the key's current value and the
-// token and node that wrote it. Seq is 0 for a key never written.
+// Register is what the resource's GET /read?key= returns: the key's
+// current value and the token and node that wrote it. Seq is 0 for a key
+// never written.
 type Register struct {
 	Value string `json:"value"`
 	Token int64  `json:"token"`

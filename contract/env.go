@@ -1,0 +1,30 @@
+package contract
+
+// The environment the harness hands every node container. A target's own
+// variables may not start with EnvPrefix.
+const (
+	EnvPrefix    = "SPLITBRAIN_"
+	EnvNode      = "SPLITBRAIN_NODE"       // this node's name, n1..nN
+	EnvPeers     = "SPLITBRAIN_PEERS"      // host:port of the other nodes, comma-separated
+	EnvResource  = "SPLITBRAIN_RESOURCE"   // base URL of the resource
+	EnvClockFile = "SPLITBRAIN_CLOCK_FILE" // the node's Skew, as JSON; may be missing
+	EnvAddr      = "SPLITBRAIN_ADDR"       // where to serve the node API, ":7070"
+	// EnvServices lists the target's service containers, each host:port,
+	// comma-separated: "store:2379,cache:6379".
+	EnvServices = "SPLITBRAIN_SERVICES"
+)
+
+// The environment of each member of a service cluster (a manifest's
+// service with members), besides the service's own.
+const (
+	EnvMember  = "SPLITBRAIN_MEMBER"  // this member's name, as its host name
+	EnvMembers = "SPLITBRAIN_MEMBERS" // every member's name, comma-separated
+	EnvNodes   = "SPLITBRAIN_NODES"   // every node's name, comma-separated
+)
+
+// The resource container's own environment.
+const (
+	EnvResourceMode = "SPLITBRAIN_RESOURCE_MODE" // Strict or Unfenced
+	EnvResourceAddr = "SPLITBRAIN_RESOURCE_ADDR" // where it listens, ":7000"
+	EnvResourceLog  = "SPLITBRAIN_RESOURCE_LOG"  // its decision log, one JSON line a decision
+)
