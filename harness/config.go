@@ -10,84 +10,37 @@ import (
 	"strings"
 	"time"
 
-	"github.com/splitbrain/splitbrain/checkers"
 	"github.com/splitbrain/splitbrain/contract"
+	"github.com/splitbrain/splitbrain/results"
 )
 
-// Config of one run. Start from DefaultConfig; Validate says what is wrong.
+// Config of one run: the settings run.json records, and where this
+// machine keeps what the run needs. Start from DefaultConfig; Validate
+// says what is wrong.
 type Config struct {
-	Target    string `json:"target"`               // a folder name under TargetsRoot
-	TargetDir string `json:"target_dir,omitempty"` // or a target's folder anywhere
-	// Promise, if set, judges the run by this promise instead of the one
-	// the target's manifest declares: to test a claim the target does not
-	// make, such as the seeds' "exclusive" for bully.
-	Promise string `json:"promise,omitempty"`
+	results.Settings
 	// RepoRoot is splitbrain's source folder, where the resource server is
 	// built from; TargetsRoot is where named targets live (its targets/).
-	RepoRoot    string `json:"-"`
-	TargetsRoot string `json:"-"`
-
-	Nodes       int           `json:"nodes"`
-	TimeLimit   time.Duration `json:"time_limit"`
-	QuietPeriod time.Duration `json:"quiet_period"` // after the final heal, workload only
-	Nemesis     []string      `json:"nemesis"`
-	// NemesisInterval, when set, injects a fault every interval and heals
-	// it half an interval later; zero paces the faults by the cluster:
-	// each struck once a single leader has settled, healed once the
-	// cluster reacted to it.
-	NemesisInterval time.Duration `json:"nemesis_interval,omitempty"`
-	Rate            float64       `json:"rate"`
-	Concurrency     int           `json:"concurrency"`
-	Keys            int           `json:"keys"`
-	ReadShare       float64       `json:"read_share"`
-	OpTimeout       time.Duration `json:"op_timeout"`
-	ObserveInterval time.Duration `json:"observe_interval"`
-	StartTimeout    time.Duration `json:"start_timeout"` // for every node to become healthy
-	Resource        contract.Mode `json:"resource"`
-	Seed            uint64        `json:"seed"`
-	// CheckTimeout bounds the linearizability search, RecoveryTimeout the
-	// time from the final heal until exactly one leader must be seen.
-	CheckTimeout    time.Duration `json:"check_timeout"`
-	RecoveryTimeout time.Duration `json:"recovery_timeout"`
-	ResultsDir      string        `json:"-"`
-	// StopOnViolation ends the run once its history, judged as it is
-	// written, shows a violation (by each checker of StopOn, if given;
-	// each must be Watched), instead of at the time limit. The verdict is
-	// still judged over the whole history.
-	StopOnViolation bool     `json:"stop_on_violation,omitempty"`
-	StopOn          []string `json:"stop_on,omitempty"`
-
+	RepoRoot    string
+	TargetsRoot string
+	ResultsDir  string
 	// Progress receives the live progress line; nil for none.
-	Progress io.Writer `json:"-"`
+	Progress io.Writer
 	// Command is the command line that reproduces the run, for run.json.
-	Command string `json:"-"`
+	Command string
 }
 
-// DefaultConfig is a 5-node Raft run of 60 s at 100 ops/s with partitions,
-// pauses, kills and clock faults paced by the cluster, against the strict
-// resource.
+// DefaultConfig is results.DefaultSettings with a seed drawn from the
+// clock, run from the working folder.
 func DefaultConfig() Config {
+	s := results.DefaultSettings()
+	s.Seed = uint64(time.Now().UnixNano())
 	return Config{
-		Target:          "raft",
-		RepoRoot:        ".",
-		TargetsRoot:     "targets",
-		Nodes:           5,
-		TimeLimit:       60 * time.Second,
-		QuietPeriod:     10 * time.Second,
-		Nemesis:         []string{"partition", "pause", "kill", "clock"},
-		Rate:            100,
-		Concurrency:     10,
-		Keys:            5,
-		ReadShare:       0.25,
-		OpTimeout:       time.Second,
-		ObserveInterval: 50 * time.Millisecond,
-		CheckTimeout:    checkers.DefaultCheckTimeout,
-		RecoveryTimeout: checkers.DefaultRecoveryTimeout,
-		StartTimeout:    30 * time.Second,
-		Resource:        contract.Strict,
-		Seed:            uint64(time.Now().UnixNano()),
-		ResultsDir:      "results",
-		Progress:        os.Stderr,
+		Settings:    s,
+		RepoRoot:    ".",
+		TargetsRoot: "targets",
+		ResultsDir:  "results",
+		Progress:    os.Stderr,
 	}
 }
 
@@ -159,8 +112,4 @@ func (c Config) Validate() error {
 		return badInput("--resource must be strict or unfenced, not %q", c.Resource)
 	}
 	return nil
-}
-
-func (c Config) checkOptions() checkers.Options {
-	return checkers.Options{CheckTimeout: c.CheckTimeout, RecoveryTimeout: c.RecoveryTimeout}
 }

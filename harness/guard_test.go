@@ -135,7 +135,7 @@ func TestBrokenEnvironmentFailsTheRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			again, events, err := harness.Analyze(out.Dir, promise, cfg.ObserveInterval, checkers.Options{}, out.Info.Error)
+			again, events, err := results.Analyze(out.Dir, promise, cfg.ObserveInterval, checkers.Options{}, out.Info.Error)
 			if err != nil || len(events) == 0 || again.Valid != checkers.Unknown {
 				t.Errorf("analyze: %d events, %s, %v", len(events), again.Valid, err)
 			}

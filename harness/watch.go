@@ -34,7 +34,7 @@ const watchMargin = time.Second
 func (r *run) watch(ctx context.Context, start time.Time) <-chan results.StoppedEarly {
 	found := make(chan results.StoppedEarly, 1)
 	var cs []checkers.Checker
-	for _, c := range checkers.All(r.cfg.checkOptions()) {
+	for _, c := range checkers.All(r.cfg.CheckOptions()) {
 		if slices.Contains(Watched, c.Name) {
 			cs = append(cs, c)
 		}

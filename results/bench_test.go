@@ -68,7 +68,7 @@ func synthRun(b *testing.B, n int) (string, Info, checkers.Report, []history.Eve
 	}, checkers.All(checkers.Options{RecoveryTimeout: cfg.Recovery}))
 	info := Info{
 		ID: fmt.Sprintf("synth-%d", n), Target: "synth", Promise: promise.String(), Seed: cfg.Seed,
-		Config: map[string]any{"nodes": cfg.Nodes, "observe_interval": cfg.Interval},
+		Config: Settings{Nodes: cfg.Nodes, ObserveInterval: cfg.Interval},
 		Faults: checkers.Faults(r.History),
 	}
 	return b.TempDir(), info, report, r.History

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/splitbrain/splitbrain/checkers"
+	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/history"
 )
 
@@ -148,7 +149,7 @@ func makeFixture(tb testing.TB, dir string, events int) *fixture {
 	fx.info = Info{
 		ID: filepath.Base(dir), Command: "splitbrain run --target raft --nemesis=pause-leader --resource=unfenced --seed=7",
 		Target: "raft", Promise: "overlap-bound: 2s", Seed: 7, Started: time.Date(2026, 11, 22, 1, 2, 3, 0, time.UTC),
-		Config: map[string]any{"nodes": fixtureNodes, "nemesis": []string{"pause-leader"}, "resource": "unfenced", "observe_interval": poll},
+		Config: Settings{Nodes: fixtureNodes, Nemesis: []string{"pause-leader"}, Resource: contract.Unfenced, ObserveInterval: poll},
 		Faults: faults,
 	}
 	stored := fx.stale[:min(len(fx.stale), 100)]

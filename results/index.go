@@ -52,8 +52,8 @@ func WriteIndex(s Store) error {
 	for _, info := range runs {
 		var report checkers.Report // no results yet: unknown
 		judged := ReadJSON(filepath.Join(s.Root, info.ID, ResultsFile), &report) == nil
-		c := configOf(info)
-		r := indexRow{Info: info, Verdict: report.Valid, Nemesis: strings.Join(c.Nemesis, ", "), Resource: c.Resource, Duration: "-"}
+		c := info.Config
+		r := indexRow{Info: info, Verdict: report.Valid, Nemesis: strings.Join(c.Nemesis, ", "), Resource: string(c.Resource), Duration: "-"}
 		if info.Error != "" {
 			r.Verdict = checkers.Unknown
 		}

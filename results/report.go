@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"cmp"
 	_ "embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
@@ -14,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/splitbrain/splitbrain/checkers"
 	"github.com/splitbrain/splitbrain/history"
@@ -39,28 +37,10 @@ var funcs = template.FuncMap{
 
 var reportTmpl = template.Must(template.New("report").Funcs(funcs).Parse(reportPage))
 
-// runConfig is the part of run.json's config the report reads. Info.Config
-// is the harness's Config in a live run and a JSON map when read back, so
-// it is read through JSON either way.
-type runConfig struct {
-	Nodes           int           `json:"nodes"`
-	Nemesis         []string      `json:"nemesis"`
-	Resource        string        `json:"resource"`
-	ObserveInterval time.Duration `json:"observe_interval"`
-}
-
-func configOf(info Info) runConfig {
-	var c runConfig
-	if b, err := json.Marshal(info.Config); err == nil {
-		_ = json.Unmarshal(b, &c) // a config we cannot read leaves zeros: shown as unknown
-	}
-	return c
-}
-
 // page is what report.html.tmpl renders.
 type page struct {
 	Info       Info
-	Config     runConfig
+	Config     Settings
 	Nodes      []string
 	Services   []string // the target's service containers, when faults hit them
 	Verdict    checkers.Validity
@@ -113,7 +93,7 @@ type jump struct {
 // them (checkers.BeliefsOf); a million-event history is folded into what a
 // screen can show.
 func WriteReport(dir string, info Info, report checkers.Report, h []history.Event) error {
-	cfg := configOf(info)
+	cfg := info.Config
 	var nodes []string
 	for i := 1; i <= cfg.Nodes; i++ {
 		nodes = append(nodes, fmt.Sprintf("n%d", i))

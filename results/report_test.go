@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/splitbrain/splitbrain/checkers"
+	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/history"
 )
 
@@ -92,7 +93,7 @@ func TestWriteIndexNewestFirst(t *testing.T) {
 			t.Fatal(err)
 		}
 		info := Info{ID: id, Target: "raft", Promise: "overlap-bound: 2s", Seed: uint64(i), Started: time.Unix(int64(i)*100, 0),
-			Config: map[string]any{"nemesis": []string{"pause", "kill"}, "resource": "unfenced"}, Timings: Timings{Total: 72}}
+			Config: Settings{Nemesis: []string{"pause", "kill"}, Resource: contract.Unfenced}, Timings: Timings{Total: 72}}
 		if err := WriteJSON(filepath.Join(dir, RunFile), info); err != nil {
 			t.Fatal(err)
 		}

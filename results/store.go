@@ -29,12 +29,12 @@ const (
 
 // Info is run.json: what was run, how, and how long each phase took.
 type Info struct {
-	ID      string `json:"id"`
-	Command string `json:"command"` // reproduces the run
-	Target  string `json:"target"`
-	Promise string `json:"promise"`
-	Config  any    `json:"config"`
-	Seed    uint64 `json:"seed"`
+	ID      string   `json:"id"`
+	Command string   `json:"command"` // reproduces the run
+	Target  string   `json:"target"`
+	Promise string   `json:"promise"`
+	Config  Settings `json:"config"`
+	Seed    uint64   `json:"seed"`
 	// Schedule is the nemesis's plan, fixed by the seed before the run.
 	Schedule nemesis.Schedule `json:"schedule"`
 	Started  time.Time        `json:"started"`
@@ -159,6 +159,14 @@ func ReadJSON(path string, v any) error {
 	return json.Unmarshal(b, v)
 }
 
+// ReadInfo reads the run.json of the run folder dir. A setting its config
+// lacks reads as in DefaultSettings.
+func ReadInfo(dir string) (Info, error) {
+	info := Info{Config: DefaultSettings()}
+	err := ReadJSON(filepath.Join(dir, RunFile), &info)
+	return info, err
+}
+
 // Runs lists the runs in the store, newest first. Folders without a
 // readable run.json are skipped.
 func (s Store) Runs() ([]Info, error) {
@@ -174,8 +182,7 @@ func (s Store) Runs() ([]Info, error) {
 		if !e.IsDir() {
 			continue
 		}
-		var info Info
-		if ReadJSON(filepath.Join(s.Root, e.Name(), RunFile), &info) == nil {
+		if info, err := ReadInfo(filepath.Join(s.Root, e.Name())); err == nil {
 			out = append(out, info)
 		}
 	}
@@ -232,8 +239,8 @@ func (s Store) runDir(info Info) (string, bool) {
 		return "", false
 	}
 	dir := filepath.Join(s.Root, id)
-	var own Info
-	if ReadJSON(filepath.Join(dir, RunFile), &own) != nil || own.ID != id || !own.Started.Equal(info.Started) {
+	own, err := ReadInfo(dir)
+	if err != nil || own.ID != id || !own.Started.Equal(info.Started) {
 		return "", false
 	}
 	return dir, true

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/splitbrain/splitbrain/checkers"
+	"github.com/splitbrain/splitbrain/contract"
 )
 
 var night0 = time.Date(2026, 11, 20, 21, 4, 0, 0, time.UTC)
@@ -213,7 +214,7 @@ func TestWriteIndexTrend(t *testing.T) {
 	invalid := &checkers.Report{Valid: checkers.Invalid, Checkers: map[string]checkers.Result{
 		"stale-token": {Valid: checkers.Invalid, Violations: []checkers.Violation{{Kind: "stale-token-accepted", Time: 4e9}}},
 	}}
-	config := map[string]any{"nemesis": []string{"pause", "kill"}, "resource": "unfenced", "time_limit": 60e9}
+	config := Settings{Nemesis: []string{"pause", "kill"}, Resource: contract.Unfenced, TimeLimit: time.Minute}
 	for i, r := range []struct {
 		id     string
 		report *checkers.Report

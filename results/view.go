@@ -307,7 +307,7 @@ type faultRow struct {
 
 const maxIdleRows = 10
 
-func availOf(info Info, cfg runConfig, report checkers.Report, tl *timeline) availView {
+func availOf(info Info, cfg Settings, report checkers.Report, tl *timeline) availView {
 	var a availView
 	for _, row := range checkerRows(report) {
 		if row.Name == "availability" {

@@ -4,7 +4,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -350,8 +349,8 @@ func analyzeCmd(args []string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	var info results.Info
-	if err := results.ReadJSON(filepath.Join(dir, results.RunFile), &info); err != nil {
+	info, err := results.ReadInfo(dir)
+	if err != nil {
 		return 0, badInput("analyze: %s is not a run folder: %v", dir, err)
 	}
 	promise, err := contract.ParsePromise(info.Promise)
@@ -359,10 +358,7 @@ func analyzeCmd(args []string) (int, error) {
 		return 0, badInput("analyze: run.json: %v", err)
 	}
 	// The run's own settings, then the flags given here.
-	cfg := harness.DefaultConfig()
-	if raw, err := json.Marshal(info.Config); err == nil {
-		_ = json.Unmarshal(raw, &cfg)
-	}
+	cfg := &info.Config
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
 		case "check-timeout":
@@ -371,9 +367,7 @@ func analyzeCmd(args []string) (int, error) {
 			cfg.RecoveryTimeout = flags.RecoveryTimeout
 		}
 	})
-	report, events, err := harness.Analyze(dir, promise, cfg.ObserveInterval, checkers.Options{
-		CheckTimeout: cfg.CheckTimeout, RecoveryTimeout: cfg.RecoveryTimeout,
-	}, info.Error)
+	report, events, err := results.Analyze(dir, promise, cfg.ObserveInterval, cfg.CheckOptions(), info.Error)
 	if err != nil {
 		return 0, analyzeError(err)
 	}

@@ -41,10 +41,12 @@ func TestBadInputExits254(t *testing.T) {
 }
 
 // analyze judges a stored run again: the same verdict from the same
-// history, and a clear bad-input exit for a history cut short.
+// history, and a clear bad-input exit for a history cut short. It needs
+// no Docker Engine: the one this test names does not exist.
 func TestAnalyzeStoredRun(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
 	dir := t.TempDir()
-	cfg := harness.DefaultConfig()
+	cfg := results.DefaultSettings()
 	cfg.RecoveryTimeout = time.Second
 	info := results.Info{ID: "stored", Target: "raft", Promise: "overlap-bound: 2s", Config: cfg}
 	if err := results.WriteJSON(filepath.Join(dir, results.RunFile), info); err != nil {

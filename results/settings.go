@@ -1,0 +1,78 @@
+package results
+
+import (
+	"time"
+
+	"github.com/splitbrain/splitbrain/checkers"
+	"github.com/splitbrain/splitbrain/contract"
+)
+
+// Settings are how a run was asked for: run.json's "config". A run's
+// folder keeps them so that it can be judged again, and replayed, by a
+// later version on another machine.
+type Settings struct {
+	Target    string `json:"target"`               // a folder name under the targets' root
+	TargetDir string `json:"target_dir,omitempty"` // or a target's folder anywhere
+	// Promise, if set, judges the run by this promise instead of the one
+	// the target's manifest declares: to test a claim the target does not
+	// make, such as the seeds' "exclusive" for bully.
+	Promise string `json:"promise,omitempty"`
+
+	Nodes       int           `json:"nodes"`
+	TimeLimit   time.Duration `json:"time_limit"`
+	QuietPeriod time.Duration `json:"quiet_period"` // after the final heal, workload only
+	Nemesis     []string      `json:"nemesis"`
+	// NemesisInterval, when set, injects a fault every interval and heals
+	// it half an interval later; zero paces the faults by the cluster:
+	// each struck once a single leader has settled, healed once the
+	// cluster reacted to it.
+	NemesisInterval time.Duration `json:"nemesis_interval,omitempty"`
+	Rate            float64       `json:"rate"`
+	Concurrency     int           `json:"concurrency"`
+	Keys            int           `json:"keys"`
+	ReadShare       float64       `json:"read_share"`
+	OpTimeout       time.Duration `json:"op_timeout"`
+	ObserveInterval time.Duration `json:"observe_interval"`
+	StartTimeout    time.Duration `json:"start_timeout"` // for every node to become healthy
+	Resource        contract.Mode `json:"resource"`
+	Seed            uint64        `json:"seed"`
+	// CheckTimeout bounds the linearizability search, RecoveryTimeout the
+	// time from the final heal until exactly one leader must be seen.
+	CheckTimeout    time.Duration `json:"check_timeout"`
+	RecoveryTimeout time.Duration `json:"recovery_timeout"`
+	// StopOnViolation ends the run once its history, judged as it is
+	// written, shows a violation (by each checker of StopOn, if given),
+	// instead of at the time limit. The verdict is still judged over the
+	// whole history.
+	StopOnViolation bool     `json:"stop_on_violation,omitempty"`
+	StopOn          []string `json:"stop_on,omitempty"`
+}
+
+// DefaultSettings are a 5-node Raft run of 60 s at 100 ops/s with
+// partitions, pauses, kills and clock faults paced by the cluster, against
+// the strict resource, seed 0. A stored run.json that lacks a field reads
+// as these.
+func DefaultSettings() Settings {
+	return Settings{
+		Target:          "raft",
+		Nodes:           5,
+		TimeLimit:       60 * time.Second,
+		QuietPeriod:     10 * time.Second,
+		Nemesis:         []string{"partition", "pause", "kill", "clock"},
+		Rate:            100,
+		Concurrency:     10,
+		Keys:            5,
+		ReadShare:       0.25,
+		OpTimeout:       time.Second,
+		ObserveInterval: 50 * time.Millisecond,
+		CheckTimeout:    checkers.DefaultCheckTimeout,
+		RecoveryTimeout: checkers.DefaultRecoveryTimeout,
+		StartTimeout:    30 * time.Second,
+		Resource:        contract.Strict,
+	}
+}
+
+// CheckOptions are the checkers' settings of the run.
+func (s Settings) CheckOptions() checkers.Options {
+	return checkers.Options{CheckTimeout: s.CheckTimeout, RecoveryTimeout: s.RecoveryTimeout}
+}
