@@ -47,3 +47,31 @@ func TestAddressPlan(t *testing.T) {
 		t.Error("a /28 held the plan")
 	}
 }
+
+// The run reads each fault's kind and reach: clock faults on nodes that
+// read no clock are noted as blind, a service's clock fault wants a service
+// whose clock can be skewed, and only partitions need packet-filter
+// sidecars.
+func TestPrepareFaultKinds(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.RepoRoot, cfg.TargetsRoot, cfg.ResultsDir = "..", "../targets", t.TempDir()
+	cfg.Target, cfg.Nemesis = "redis-lease", []string{"clock"}
+	r, err := prepare(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.info.Notes) != 1 || !strings.HasPrefix(r.info.Notes[0], "clock-bump, clock-strobe, clock-rate reach nothing in target redis-lease") {
+		t.Errorf("notes %q, want clock-service's nodes' faults blind", r.info.Notes)
+	}
+	if r.partitions() {
+		t.Error("clock faults need packet filters")
+	}
+	cfg.Target, cfg.Nemesis = "lease", []string{"clock-service"}
+	if _, err := prepare(cfg); !IsBadInput(err) || !strings.Contains(err.Error(), "no service of target lease has clock: faketime") {
+		t.Errorf("clock-service on lease: %v", err)
+	}
+	cfg.Nemesis = []string{"kill-service", "partition-service"}
+	if r, err := prepare(cfg); err != nil || !r.partitions() {
+		t.Errorf("partition-service needs no packet filters (%v)", err)
+	}
+}

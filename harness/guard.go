@@ -11,6 +11,7 @@ import (
 	"github.com/moby/moby/api/types/events"
 
 	"github.com/splitbrain/splitbrain/checkers"
+	"github.com/splitbrain/splitbrain/nemesis"
 )
 
 // EnvironmentError says that the run's environment broke under it: a
@@ -242,7 +243,7 @@ func lateFaults(faults []checkers.FaultEffect) []string {
 		if f.InjectMS > float64(lateAfter.Milliseconds()) {
 			parts = append(parts, fmt.Sprintf("in effect after %.1f s", f.InjectMS/1000))
 		}
-		if !strings.HasPrefix(f.Fault, "kill-") && f.HealMS > float64(lateAfter.Milliseconds()) {
+		if fault, _ := nemesis.Lookup(f.Fault); fault.Kind != nemesis.Kill && f.HealMS > float64(lateAfter.Milliseconds()) {
 			parts = append(parts, fmt.Sprintf("healed after %.1f s", f.HealMS/1000))
 		}
 		if len(parts) > 0 {

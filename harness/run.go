@@ -172,13 +172,13 @@ func prepare(cfg Config) (*run, error) {
 	)
 	for i, g := range groups {
 		for _, f := range g {
-			if nemesis.NeedsServices(f.Name) && len(m.Services) == 0 {
+			if f.OnServices && len(m.Services) == 0 {
 				return nil, badInput("--nemesis %s: target %s has no service containers (services in its %s)", f.Name, m.Name, targets.ManifestFile)
 			}
-			if strings.HasPrefix(f.Name, "clock-") && f.Name != "clock-service" && m.Clock == targets.ClockNone {
+			if f.Kind == nemesis.Clock && !f.OnServices && m.Clock == targets.ClockNone {
 				blind = append(blind, f.Name)
 			}
-			if f.Name == "clock-service" && len(skewableServices(m)) == 0 {
+			if f.Kind == nemesis.Clock && f.OnServices && len(skewableServices(m)) == 0 {
 				return nil, badInput("--nemesis %s: no service of target %s has clock: %s in its %s", f.Name, m.Name, targets.ClockFaketime, targets.ManifestFile)
 			}
 			// A family names a fault once per unit of its weight: the
@@ -274,7 +274,7 @@ const (
 
 // partitions says whether the plan needs packet-filter sidecars.
 func (r *run) partitions() bool {
-	return slices.ContainsFunc(r.faults, func(f nemesis.Fault) bool { return strings.HasPrefix(f.Name, "partition-") })
+	return slices.ContainsFunc(r.faults, func(f nemesis.Fault) bool { return f.Kind == nemesis.Partition })
 }
 
 func (r *run) buildImages(ctx context.Context) error {

@@ -1,7 +1,6 @@
 package nemesis
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,11 +15,36 @@ import (
 	"github.com/splitbrain/splitbrain/contract"
 )
 
-// Fault is one kind of fault, by the name --nemesis accepts.
+// Fault is one kind of fault, by the name --nemesis accepts, with what it
+// does, to which containers, and its family. The catalogue sets these once
+// where it declares the fault; whoever needs to tell faults apart (the
+// pacer, the harness, the suite, the report) reads them, never the
+// spelling of the name.
 type Fault struct {
-	Name   string
+	Name string
+	Kind Kind
+	// OnServices: the fault acts on the target's service containers
+	// (kills or freezes them, cuts the leader from them, skews one's
+	// clock), which not every target has; otherwise on its nodes.
+	OnServices bool
+	// Family is the --nemesis family the fault belongs to, whether or not
+	// that family's list draws it: kill-service-all is the service
+	// family's, clock-service the clock family's.
+	Family string
 	inject func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error)
 }
+
+// Kind is what a fault does.
+type Kind string
+
+// Kinds of faults.
+const (
+	Kill      Kind = "kill"      // SIGKILL containers, started again at heal
+	Pause     Kind = "pause"     // freeze containers, thawed at heal
+	Partition Kind = "partition" // drop packets between containers
+	Clock     Kind = "clock"     // skew clocks
+	Packet    Kind = "packet"    // delay or lose packets: refused, see packetFaultsUnavailable
+)
 
 // Target says which containers a kill or pause hits: nodes, or one of the
 // target's services.
@@ -42,6 +66,10 @@ const (
 )
 
 var targets = []Target{Leader, One, Minority, Majority, All, Service, ServiceMinority, ServiceMajority, ServiceAll}
+
+// serviceTargets maps each target among service containers to the target
+// among nodes whose share it takes.
+var serviceTargets = map[Target]Target{Service: One, ServiceMinority: Minority, ServiceMajority: Majority, ServiceAll: All}
 
 // families are the short names --nemesis accepts, each standing for the
 // faults a user most likely means by it. A member listed n times has weight
@@ -96,25 +124,14 @@ var families = map[string][]string{
 	"service": {"kill-service", "pause-service", "partition-service"},
 }
 
-// kills says whether f kills containers, which a heal restarts.
-func (f Fault) kills() bool { return strings.HasPrefix(f.Name, "kill-") }
-
-// freezesNodes says whether f pauses nodes (not service containers).
-func (f Fault) freezesNodes() bool {
-	return strings.HasPrefix(f.Name, "pause-") && !NeedsServices(f.Name)
-}
-
-// NeedsServices reports whether fault acts on a target's service
-// containers, which not every target has.
-func NeedsServices(fault string) bool { return strings.Contains(fault, "-service") }
-
-// catalogue holds every fault by name.
+// catalogue holds every fault by name, the packet faults among them: Expand
+// refuses those, but their names and kind are known.
 var catalogue = func() map[string]Fault {
 	m := map[string]Fault{}
 	add := func(f Fault) { m[f.Name] = f }
 	for _, t := range targets {
-		add(nodeFault("kill", t, "killed", Cluster.Kill, Cluster.Restart))
-		add(nodeFault("pause", t, "froze", Cluster.Pause, Cluster.Resume))
+		add(nodeFault(Kill, t, "killed", Cluster.Kill, Cluster.Restart))
+		add(nodeFault(Pause, t, "froze", Cluster.Pause, Cluster.Resume))
 	}
 	add(partition("partition-leader", func(c Cluster, rng *rand.Rand) Grudge {
 		return IsolateNode(c.Nodes(), leaderOr(c, rng))
@@ -137,8 +154,17 @@ var catalogue = func() map[string]Fault {
 	add(clockService)
 	add(clockStrobe)
 	add(clockRate)
+	add(Fault{Name: "packet-delay", Kind: Packet, Family: "packet"})
+	add(Fault{Name: "packet-loss", Kind: Packet, Family: "packet"})
 	return m
 }()
+
+// Lookup finds a fault by its exact name, for readers that have only the
+// name (a history's events, a run.json): false for any other string.
+func Lookup(name string) (Fault, bool) {
+	f, ok := catalogue[name]
+	return f, ok
+}
 
 // Expand turns the --nemesis list (families, fault names, "none") into
 // groups of faults, one per item, for Plan to draw from: a family is a
@@ -166,12 +192,12 @@ func ExpandFor(list []string, serviceClocks bool) ([][]Fault, error) {
 		}
 		var group []Fault
 		for _, name := range names {
-			if strings.HasPrefix(name, "packet-") {
-				return nil, packetFaultsUnavailable(name)
-			}
 			f, ok := catalogue[name]
-			if !ok {
+			switch {
+			case !ok:
 				return nil, fmt.Errorf("unknown nemesis %q (families: %s; faults: %s)", name, strings.Join(sortedKeys(families), ", "), strings.Join(Names(), ", "))
+			case f.Kind == Packet:
+				return nil, packetFaultsUnavailable(name)
 			}
 			group = append(group, f)
 		}
@@ -211,9 +237,8 @@ func choose(c Cluster, t Target, rng *rand.Rand) []string {
 		return []string{leaderOr(c, rng)}
 	}
 	pool := c.Nodes()
-	if rest, ok := strings.CutPrefix(string(t), string(Service)); ok {
-		pool = c.Services()
-		t = cmp.Or(Target(strings.TrimPrefix(rest, "-")), One)
+	if share, ok := serviceTargets[t]; ok {
+		pool, t = c.Services(), share
 	}
 	if len(pool) == 0 {
 		return nil
@@ -244,13 +269,20 @@ func leaderOr(c Cluster, rng *rand.Rand) string {
 	return randomNode(c, rng)
 }
 
-// nodeFault does act to the targeted nodes at once, and undo to heal.
-func nodeFault(verb string, t Target, done string, act, undo func(Cluster, context.Context, string) error) Fault {
-	return Fault{Name: verb + "-" + string(t), inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
+// nodeFault does act to the targeted nodes at once, and undo to heal. On
+// service containers it is of the service family, else of its kind's.
+func nodeFault(kind Kind, t Target, done string, act, undo func(Cluster, context.Context, string) error) Fault {
+	name := string(kind) + "-" + string(t)
+	_, onServices := serviceTargets[t]
+	family := string(kind)
+	if onServices {
+		family = "service"
+	}
+	return Fault{Name: name, Kind: kind, OnServices: onServices, Family: family, inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
 		leader := c.Leader()
 		nodes := choose(c, t, rng)
 		if len(nodes) == 0 {
-			return Applied{}, fmt.Errorf("%s-%s: the target has no service containers", verb, t)
+			return Applied{}, fmt.Errorf("%s: the target has no service containers", name)
 		}
 		what := done + " " + strings.Join(nodes, ", ")
 		if slices.Contains(nodes, leader) {
@@ -289,7 +321,7 @@ func forEach(nodes []string, f func(string) error) error {
 
 // partition applies the grudge shape makes, and heals by clearing it.
 func partition(name string, shape func(Cluster, *rand.Rand) Grudge) Fault {
-	return Fault{Name: name, inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
+	return Fault{Name: name, Kind: Partition, Family: "partition", inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
 		g := shape(c, rng)
 		a := Applied{
 			Nodes: g.Nodes(),
@@ -303,7 +335,7 @@ func partition(name string, shape func(Cluster, *rand.Rand) Grudge) Fault {
 // partitionService cuts the leader from every service container of the
 // target (its lock server, its etcd): it still talks to its peers and to
 // the resource, but cannot renew whatever it holds there.
-var partitionService = Fault{Name: "partition-service", inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
+var partitionService = Fault{Name: "partition-service", Kind: Partition, OnServices: true, Family: "service", inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
 	services := c.Services()
 	if len(services) == 0 {
 		return Applied{}, errors.New("partition-service: the target has no service containers")
@@ -325,13 +357,13 @@ var partitionService = Fault{Name: "partition-service", inject: func(ctx context
 // that a node's logs stay readable.
 const maxBump = 30 * time.Second
 
-var clockBump = Fault{Name: "clock-bump", inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
+var clockBump = Fault{Name: "clock-bump", Kind: Clock, Family: "clock", inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
 	return bump(ctx, c, choose(c, Minority, rng), rng)
 }}
 
 // clockService bumps the clock of one service container whose clock can
 // be skewed: a Redis whose keys expire by its wall clock, say.
-var clockService = Fault{Name: "clock-service", inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
+var clockService = Fault{Name: "clock-service", Kind: Clock, OnServices: true, Family: "clock", inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
 	services := c.SkewableServices()
 	if len(services) == 0 {
 		return Applied{}, errors.New("clock-service: no service container's clock can be skewed")
@@ -354,7 +386,7 @@ func bump(ctx context.Context, c Cluster, nodes []string, rng *rand.Rand) (Appli
 	return setClocks(ctx, c, nodes, skews, "clock bumped: "+strings.Join(what, ", "))
 }
 
-var clockRate = Fault{Name: "clock-rate", inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
+var clockRate = Fault{Name: "clock-rate", Kind: Clock, Family: "clock", inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
 	nodes := choose(c, Minority, rng)
 	skews := make(map[string]contract.Skew, len(nodes))
 	var what []string
@@ -373,7 +405,7 @@ var clockRate = Fault{Name: "clock-rate", inject: func(ctx context.Context, c Cl
 
 // clockStrobe flips the clocks between a jump and true time every period
 // until healed: time that goes back and forth many times a second.
-var clockStrobe = Fault{Name: "clock-strobe", inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
+var clockStrobe = Fault{Name: "clock-strobe", Kind: Clock, Family: "clock", inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
 	nodes := choose(c, Minority, rng)
 	delta := time.Duration(rng.Int64N(int64(maxBump))) + 100*time.Millisecond
 	period := time.Duration(10+rng.IntN(190)) * time.Millisecond

@@ -38,17 +38,70 @@ func TestExpand(t *testing.T) {
 	if _, err := Expand([]string{"meteor"}); err == nil || !strings.Contains(err.Error(), "partition") {
 		t.Errorf("unknown nemesis: %v", err)
 	}
-	if _, err := Expand([]string{"packet"}); err == nil || !strings.Contains(err.Error(), "netem") {
-		t.Errorf("packet faults: %v", err)
+	for _, item := range []string{"packet", "packet-delay"} {
+		if _, err := Expand([]string{item}); err == nil || !strings.Contains(err.Error(), "netem") {
+			t.Errorf("%s: %v", item, err)
+		}
+	}
+	if _, err := Expand([]string{"packet-jitter"}); err == nil || !strings.Contains(err.Error(), "unknown nemesis") {
+		t.Errorf("packet-jitter: %v", err)
 	}
 }
 
-func TestEveryFamilyMemberExists(t *testing.T) {
+// Every family lists faults of its own, and every fault belongs to a
+// family, has a kind, and can be injected unless it is a packet fault.
+func TestTaxonomy(t *testing.T) {
 	for fam, names := range families {
 		for _, n := range names {
-			if _, ok := catalogue[n]; !ok && !strings.HasPrefix(n, "packet-") {
+			f, ok := Lookup(n)
+			if !ok {
 				t.Errorf("family %s names unknown fault %s", fam, n)
+			} else if f.Family != fam {
+				t.Errorf("family %s lists %s, of the %s family", fam, n, f.Family)
 			}
+		}
+	}
+	kinds := []Kind{Kill, Pause, Partition, Clock, Packet}
+	for name, f := range catalogue {
+		if f.Name != name {
+			t.Errorf("%s is catalogued as %s", f.Name, name)
+		}
+		if !slices.Contains(kinds, f.Kind) {
+			t.Errorf("%s: kind %q", name, f.Kind)
+		}
+		if _, ok := families[f.Family]; !ok {
+			t.Errorf("%s: family %q is none of --nemesis's", name, f.Family)
+		}
+		if (f.inject == nil) != (f.Kind == Packet) {
+			t.Errorf("%s: kind %s, injectable %v", name, f.Kind, f.inject != nil)
+		}
+	}
+	type taxon struct {
+		kind       Kind
+		onServices bool
+		family     string
+	}
+	for name, want := range map[string]taxon{
+		"kill-leader":           {Kill, false, "kill"},
+		"kill-service":          {Kill, true, "service"},
+		"kill-service-majority": {Kill, true, "service"},
+		"pause-all":             {Pause, false, "pause"},
+		"pause-service-all":     {Pause, true, "service"},
+		"partition-resource":    {Partition, false, "partition"},
+		"partition-service":     {Partition, true, "service"},
+		"clock-bump":            {Clock, false, "clock"},
+		"clock-service":         {Clock, true, "clock"},
+		"packet-loss":           {Packet, false, "packet"},
+	} {
+		f, ok := Lookup(name)
+		if got := (taxon{f.Kind, f.OnServices, f.Family}); !ok || got != want {
+			t.Errorf("%s: %+v (found %v), want %+v", name, got, ok, want)
+		}
+	}
+	// Only exact names: not a family, not a prefix, not a name with spaces.
+	for _, name := range []string{"kill", "pause", "kill-", "service", " kill-one", "packet-jitter", ""} {
+		if f, ok := Lookup(name); ok {
+			t.Errorf("Lookup(%q) found %s", name, f.Name)
 		}
 	}
 }
@@ -154,15 +207,15 @@ func TestServiceFaultsAimAtServices(t *testing.T) {
 
 	none := &services{}
 	for _, name := range []string{"kill-service", "pause-service", "partition-service"} {
-		if !NeedsServices(name) {
-			t.Errorf("%s: NeedsServices false", name)
+		if !catalogue[name].OnServices {
+			t.Errorf("%s: not on services", name)
 		}
 		if _, err := catalogue[name].inject(ctx, none, rng); err == nil || !strings.Contains(err.Error(), "no service containers") {
 			t.Errorf("%s without services: %v", name, err)
 		}
 	}
-	if NeedsServices("kill-leader") {
-		t.Error("kill-leader needs services")
+	if catalogue["kill-leader"].OnServices {
+		t.Error("kill-leader is on services")
 	}
 }
 
@@ -175,8 +228,8 @@ func TestServiceFaultsReachMembers(t *testing.T) {
 		"kill-service": 1, "kill-service-minority": 2, "kill-service-majority": 3, "kill-service-all": 5,
 		"pause-service": 1, "pause-service-minority": 2, "pause-service-majority": 3, "pause-service-all": 5,
 	} {
-		if !NeedsServices(name) {
-			t.Errorf("%s: NeedsServices false", name)
+		if !catalogue[name].OnServices {
+			t.Errorf("%s: not on services", name)
 		}
 		c := &services{services: members}
 		a, err := catalogue[name].inject(ctx, c, rand.New(rand.NewPCG(1, 2)))

@@ -74,9 +74,9 @@ type Hold struct {
 // holdOf is how long to keep f in effect once the cluster reacted to it.
 func (p Pace) holdOf(f Fault) Hold {
 	switch {
-	case f.kills():
+	case f.Kind == Kill:
 		return Hold{UntilSilence: true}
-	case f.freezesNodes():
+	case f.Kind == Pause && !f.OnServices:
 		return Hold{For: p.Thaw, UntilWrite: true}
 	}
 	return Hold{For: p.Hold}

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/splitbrain/splitbrain/nemesis"
 )
 
 // The report's plots are SVGs whose x axis is run time in milliseconds: the
@@ -60,12 +62,15 @@ func tokenColour(token int64) string {
 	return fmt.Sprintf("hsl(%.0f,60%%,47%%)", hue)
 }
 
-// family is a fault's kind for its colour: partition, pause, kill, clock...
-func family(name string) string {
-	f, _, _ := strings.Cut(name, "-")
-	switch f {
-	case "partition", "pause", "kill", "clock", "packet":
-		return f
+// kindOf names the colour of the fault called name: its kind (kill,
+// pause, partition, clock, packet), "other" for a name no fault has (a
+// hand-written history's). The kind, not the --nemesis family: the plot
+// shows what a fault did to the containers it hit, and a kill of a service
+// is a kill there (silence, then a restart), where the service family
+// would paint a kill, a pause and a partition alike.
+func kindOf(name string) string {
+	if f, ok := nemesis.Lookup(name); ok {
+		return string(f.Kind)
 	}
 	return "other"
 }
@@ -104,7 +109,7 @@ func faultBands(faults []fault, lane func(string) int, height int) string {
 	s.WriteString(`<g class="faults">`)
 	for _, f := range faults {
 		title := faultTitle(f)
-		class := "band f-" + family(f.Name)
+		class := "band f-" + kindOf(f.Name)
 		s.rect(class, "", f.From, f.To, 0, height, title)
 		for _, n := range f.Nodes {
 			if i := lane(n); i >= 0 {

@@ -108,3 +108,21 @@ func TestMsAndPct(t *testing.T) {
 		t.Errorf("pct of an empty run = %s, want 0%%", got)
 	}
 }
+
+// A fault is coloured by what it does, a service's kill as a kill, and a
+// name no fault has as other.
+func TestFaultColourIsKind(t *testing.T) {
+	for name, want := range map[string]string{
+		"kill-service":      "kill",
+		"pause-service-all": "pause",
+		"partition-service": "partition",
+		"clock-service":     "clock",
+		"packet-delay":      "packet",
+		"pause":             "other",
+		"kill-":             "other",
+	} {
+		if got := kindOf(name); got != want {
+			t.Errorf("%s coloured %s, want %s", name, got, want)
+		}
+	}
+}

@@ -62,7 +62,7 @@ func timelineOf(tl *timeline, vs []numbered) timelineView {
 
 	var ls []label
 	for _, f := range tl.Faults {
-		ls = append(ls, label{span: f.span, Y: 12, Class: "flabel l-" + family(f.Name),
+		ls = append(ls, label{span: f.span, Y: 12, Class: "flabel l-" + kindOf(f.Name),
 			Text: f.Name + " " + strings.Join(f.Nodes, ","), Title: faultTitle(f)})
 	}
 	for _, v := range vs {

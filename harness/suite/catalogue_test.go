@@ -68,6 +68,7 @@ func TestLoadErrors(t *testing.T) {
 		{"{target: paxos, family: none, expect: valid}", ":3: row 2: unknown target \"paxos\""},
 		{"{target: raft, family: meteor, expect: valid}", ":3: row 2: family"},
 		{"{target: raft, family: kill, nemesis: [pause-leader], expect: valid}", "not of the kill family"},
+		{"{target: raft, family: kill, nemesis: [kill-service], expect: valid}", "not of the kill family"},
 		{"{target: raft, nemesis: [meteor-strike], expect: valid}", ":3: row 2: unknown"},
 		{"{target: raft, family: none, expect: maybe}", "want valid or invalid"},
 		{"{target: raft, family: none, expect: invalid}", "(by)"},
@@ -87,6 +88,18 @@ func TestLoadErrors(t *testing.T) {
 		_, err := Load(path, known)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), path) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: got %v, want one line starting with the file and holding %q", tc.row, err, tc.want)
+		}
+	}
+}
+
+// A --nemesis item is of its fault's family, or of the family it names.
+func TestFamilyOf(t *testing.T) {
+	for item, want := range map[string]string{
+		"kill-leader": "kill", "kill-service-all": "service", "partition-service": "service",
+		"clock-service": "clock", "partition-resource": "partition", "pause": "pause", "none": "none",
+	} {
+		if got := familyOf(item); got != want {
+			t.Errorf("%s is of the %s family, want %s", item, got, want)
 		}
 	}
 }

@@ -268,15 +268,13 @@ func checkerNames() []string {
 	return names
 }
 
-// familyOf is the family a fault belongs to: the service family holds the
-// faults that hit services (kill-service, pause-service-all,
-// partition-service), but a service's clock is clock's.
-func familyOf(fault string) string {
-	if strings.Contains(fault, "-service") && !strings.HasPrefix(fault, "clock-") {
-		return "service"
+// familyOf is the family an item of a --nemesis list belongs to: a
+// fault's, or the family the item names itself (or none).
+func familyOf(item string) string {
+	if f, ok := nemesis.Lookup(item); ok {
+		return f.Family
 	}
-	family, _, _ := strings.Cut(fault, "-")
-	return family
+	return item
 }
 
 // nemesisLists are the --nemesis values of the row's runs.
