@@ -10,7 +10,7 @@ import (
 // PromiseKind names what a target promises about overlapping leaders.
 type PromiseKind string
 
-// The promises a target can declare (docs/contract.md, Promises).
+// The promises a target can declare (docs/contract.md, Checkers).
 const (
 	// Exclusive: never two leaders at once (a lease meant to exclude).
 	Exclusive PromiseKind = "exclusive"

@@ -484,7 +484,7 @@ func (r *run) withLog(ctx context.Context, node string, err error) error {
 	return fmt.Errorf("%v; last lines of %s's log:\n%s", err, node, tail(logs, 10))
 }
 
-// nodeEnv is the environment of the node contract (DESIGN.md, Node API)
+// nodeEnv is the environment of the node contract (docs/contract.md, Environment)
 // plus the target's own.
 func (r *run) nodeEnv(node string) map[string]string {
 	var peers []string

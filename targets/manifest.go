@@ -300,7 +300,7 @@ func validateEnv(env map[string]string, field string) error {
 		case !validEnv.MatchString(k):
 			return fmt.Errorf("%s: %q is not a variable name", field, k)
 		case strings.HasPrefix(k, contract.EnvPrefix):
-			return fmt.Errorf("%s: %s is the harness's own (DESIGN.md, Node API)", field, k)
+			return fmt.Errorf("%s: %s is the harness's own (docs/contract.md, Environment)", field, k)
 		}
 	}
 	return nil
