@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/splitbrain/splitbrain/contract"
+	"github.com/splitbrain/splitbrain/internal/parallel"
 	"github.com/splitbrain/splitbrain/nemesis"
 	"github.com/splitbrain/splitbrain/nemesis/netfilter"
 	"github.com/splitbrain/splitbrain/targets"
@@ -205,36 +206,24 @@ func (c *cluster) Partition(ctx context.Context, g nemesis.Grudge) error {
 		}
 		return out, nil
 	}
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
-	)
-	for _, node := range c.nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			drops := g[node]
-			var r netfilter.Rules
-			var err error
-			if r.Drop, err = addrs(drops.All); err == nil {
-				r.DropInitiated, err = addrs(drops.Initiated)
-			}
-			if err == nil {
-				r.DropTo, err = addrs(unfiltered(drops.All))
-			}
-			if err == nil {
-				err = c.applyRules(ctx, ips[node], r)
-			}
-			if err != nil {
-				mu.Lock()
-				errs = append(errs, fmt.Errorf("%s: %v", node, err))
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return parallel.Each(c.nodes, func(node string) error {
+		drops := g[node]
+		var r netfilter.Rules
+		var err error
+		if r.Drop, err = addrs(drops.All); err == nil {
+			r.DropInitiated, err = addrs(drops.Initiated)
+		}
+		if err == nil {
+			r.DropTo, err = addrs(unfiltered(drops.All))
+		}
+		if err == nil {
+			err = c.applyRules(ctx, ips[node], r)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %v", node, err)
+		}
+		return nil
+	})
 }
 
 // applyRules replaces one node's rules through the sidecar in its network
@@ -362,35 +351,28 @@ func waitAll(ctx context.Context, nodes []string, timeout time.Duration, url fun
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	hc := &http.Client{Timeout: 500 * time.Millisecond}
-	var (
-		wg      sync.WaitGroup
-		mu      sync.Mutex
-		pending []string
-	)
-	for _, node := range nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				resp, err := hc.Get(url(node))
-				if err == nil {
-					resp.Body.Close()
-					if resp.StatusCode == http.StatusOK {
-						return
-					}
-				}
-				select {
-				case <-ctx.Done():
-					mu.Lock()
-					pending = append(pending, node)
-					mu.Unlock()
-					return
-				case <-time.After(20 * time.Millisecond):
+	errs := parallel.Do(nodes, func(node string) error {
+		for {
+			resp, err := hc.Get(url(node))
+			if err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					return nil
 				}
 			}
-		}()
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	})
+	var pending []string
+	for i, err := range errs {
+		if err != nil {
+			pending = append(pending, nodes[i])
+		}
 	}
-	wg.Wait()
 	if len(pending) > 0 {
 		if errors.Is(ctx.Err(), context.Canceled) {
 			return pending, ctx.Err()

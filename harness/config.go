@@ -26,8 +26,6 @@ type Config struct {
 	ResultsDir  string
 	// Progress receives the live progress line; nil for none.
 	Progress io.Writer
-	// Command is the command line that reproduces the run, for run.json.
-	Command string
 }
 
 // DefaultConfig is results.DefaultSettings with a seed drawn from the

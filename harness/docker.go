@@ -20,6 +20,7 @@ import (
 	"github.com/moby/moby/api/types/events"
 	dnetwork "github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
+	"github.com/splitbrain/splitbrain/internal/parallel"
 	"github.com/testcontainers/testcontainers-go"
 	tclog "github.com/testcontainers/testcontainers-go/log"
 	"github.com/testcontainers/testcontainers-go/network"
@@ -374,30 +375,24 @@ func (d *Docker) Remove(ctx context.Context, label string) (Removed, error) {
 // removeContainers force-removes the containers ids at once and says how
 // many went.
 func (d *Docker) removeContainers(ctx context.Context, ids []string) (int, error) {
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		n    int
-		errs []error
-	)
-	for _, id := range ids {
-		wg.Go(func() {
-			_, err := d.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
-			if cerrdefs.IsConflict(err) {
-				// Someone else is removing it (a person, another
-				// program): wait until it is gone.
-				err = d.waitGone(ctx, id)
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil && !cerrdefs.IsNotFound(err) {
-				errs = append(errs, err)
-				return
-			}
+	errs := parallel.Do(ids, func(id string) error {
+		_, err := d.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+		if cerrdefs.IsConflict(err) {
+			// Someone else is removing it (a person, another
+			// program): wait until it is gone.
+			err = d.waitGone(ctx, id)
+		}
+		if cerrdefs.IsNotFound(err) {
+			return nil
+		}
+		return err
+	})
+	n := 0
+	for _, err := range errs {
+		if err == nil {
 			n++
-		})
+		}
 	}
-	wg.Wait()
 	return n, errors.Join(errs...)
 }
 

@@ -207,7 +207,7 @@ func prepare(cfg Config) (*run, error) {
 			Schedule: schedule,
 			Notes:    notes,
 			ID:       newRunID(m.Name),
-			Command:  cfg.Command,
+			Command:  cfg.Command(),
 			Target:   m.Name,
 			Promise:  promise.String(),
 			Config:   cfg.Settings,
@@ -305,117 +305,6 @@ func (r *run) buildImages(ctx context.Context) error {
 	wg.Wait()
 	r.info.Timings.ImageBuild = time.Since(start).Seconds()
 	return errors.Join(errs...)
-}
-
-// startCluster starts the resource, the target's services and every node
-// on a fresh internal network and waits until every node answers /health.
-func (r *run) startCluster(ctx context.Context) error {
-	start := time.Now()
-	netName, subnet, err := r.docker.NewNetwork(ctx, r.info.ID)
-	if err != nil {
-		return err
-	}
-	c := &cluster{
-		docker: r.docker, network: netName, port: r.manifest.Port,
-		clockDir: filepath.Join(r.dir, "clocks"),
-		ids:      map[string]string{}, ips: map[string]netip.Addr{}, sidecars: map[string]string{},
-	}
-	r.cluster = c
-	c.skewable = skewableServices(r.manifest)
-	if r.manifest.Clock == targets.ClockFaketime || len(c.skewable) > 0 {
-		c.faketime = startFaketime(c.clockDir)
-	}
-	for i := 1; i <= r.cfg.Nodes; i++ {
-		c.nodes = append(c.nodes, fmt.Sprintf("n%d", i))
-	}
-	if c.hosts, err = addressPlan(subnet, c.nodes, r.manifest.ServiceContainers()); err != nil {
-		return err
-	}
-	for _, name := range append(slices.Clone(c.nodes), c.skewable...) {
-		if err := os.MkdirAll(filepath.Join(c.clockDir, name), 0o755); err != nil {
-			return err
-		}
-	}
-
-	res, err := r.docker.Start(ctx, ContainerSpec{
-		RunID: r.info.ID, Name: "resource", Image: resourceImage, Network: netName, IP: c.hosts["resource"], Hosts: c.hosts,
-		Env: map[string]string{
-			contract.EnvResourceMode: string(r.cfg.Resource),
-			contract.EnvResourceAddr: fmt.Sprintf(":%d", resourcePort),
-			contract.EnvResourceLog:  "/out/" + results.ResourceFile,
-		},
-		// The decision log is written straight into the run's folder, so
-		// it survives a controller that dies.
-		Binds: []string{r.dir + ":/out"},
-	})
-	if err != nil {
-		return err
-	}
-	c.ids["resource"] = res.ID
-	if err := c.learnAddress(ctx, "resource", res.ID); err != nil {
-		return err
-	}
-	c.resourceURL = fmt.Sprintf("http://%s:%d", c.ips["resource"], resourcePort)
-	c.services = r.manifest.ServiceContainers()
-	if err := r.startServices(ctx, targets.StartBeforeNodes); err != nil {
-		return err
-	}
-
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
-	)
-	for _, node := range c.nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ctr, err := r.docker.Start(ctx, ContainerSpec{
-				RunID: r.info.ID, Name: node, Image: r.nodeImage(), Network: netName, Env: r.nodeEnv(node), IP: c.hosts[node], Hosts: c.hosts,
-				Binds: []string{filepath.Join(c.clockDir, node) + ":" + clockMount},
-			})
-			mu.Lock()
-			if ctr.ID != "" {
-				c.ids[node] = ctr.ID
-			}
-			mu.Unlock()
-			if err == nil {
-				err = c.learnAddress(ctx, node, ctr.ID)
-			}
-			if err == nil && r.partitions() {
-				var id string
-				id, err = r.docker.StartSidecar(ctx, r.info.ID, node+"-netfilter", ctr.ID, netfilterImage)
-				mu.Lock()
-				c.sidecars[node] = id
-				mu.Unlock()
-			}
-			if err != nil {
-				mu.Lock()
-				errs = append(errs, r.withLog(ctx, node, err))
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	if len(errs) > 0 {
-		return errs[0] // the others say the same of other nodes
-	}
-	if sick, err := c.waitHealthy(ctx, r.cfg.StartTimeout); err != nil {
-		if len(sick) > 0 && !errors.Is(err, context.Canceled) {
-			return r.withLog(ctx, sick[0], err)
-		}
-		return err
-	}
-	if len(c.sidecars) > 0 {
-		if err := c.waitSidecars(ctx, c.nodes, r.cfg.StartTimeout); err != nil {
-			return fmt.Errorf("packet-filter sidecars: %v", err)
-		}
-	}
-	if err := r.startServices(ctx, targets.StartAfterNodes); err != nil {
-		return err
-	}
-	r.info.Timings.ClusterStart = time.Since(start).Seconds()
-	return r.systemVersions(ctx)
 }
 
 // systemVersions notes the Debian packages the nodes and services run

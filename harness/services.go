@@ -6,9 +6,9 @@ import (
 	"maps"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	"github.com/splitbrain/splitbrain/contract"
+	"github.com/splitbrain/splitbrain/internal/parallel"
 	"github.com/splitbrain/splitbrain/targets"
 )
 
@@ -31,37 +31,21 @@ func (r *run) startServices(ctx context.Context, phase string) error {
 			}
 		}
 	}
-	errs := make([]error, len(members))
-	var (
-		wg sync.WaitGroup
-		mu sync.Mutex
-	)
-	for i, m := range members {
-		wg.Go(func() {
-			spec := ContainerSpec{
-				RunID: r.info.ID, Name: m.name, Image: r.serviceImage(m.service), Network: c.network, Env: r.memberEnv(m.service, m.name),
-				IP: c.hosts[m.name], Hosts: c.hosts,
-			}
-			if m.service.Clock == targets.ClockFaketime {
-				maps.Copy(spec.Env, faketimeEnv())
-				spec.Binds = []string{filepath.Join(c.clockDir, m.name) + ":" + clockMount}
-			}
-			ctr, err := r.docker.Start(ctx, spec)
-			if ctr.ID != "" {
-				mu.Lock()
-				c.ids[m.name] = ctr.ID
-				mu.Unlock()
-			}
-			if err == nil {
-				err = c.learnAddress(ctx, m.name, ctr.ID)
-			}
-			if err == nil {
-				err = c.waitService(ctx, m.name, ctr.ID, m.service, r.cfg.StartTimeout)
-			}
-			errs[i] = err
-		})
-	}
-	wg.Wait()
+	errs := parallel.Do(members, func(m member) error {
+		spec := ContainerSpec{
+			RunID: r.info.ID, Name: m.name, Image: r.serviceImage(m.service), Network: c.network, Env: r.memberEnv(m.service, m.name),
+			IP: c.hosts[m.name], Hosts: c.hosts,
+		}
+		if m.service.Clock == targets.ClockFaketime {
+			maps.Copy(spec.Env, faketimeEnv())
+			spec.Binds = []string{filepath.Join(c.clockDir, m.name) + ":" + clockMount}
+		}
+		id, err := c.start(ctx, spec)
+		if err != nil {
+			return err
+		}
+		return c.waitService(ctx, m.name, id, m.service, r.cfg.StartTimeout)
+	})
 	for i, err := range errs {
 		if err != nil {
 			return r.withLog(ctx, members[i].name, fmt.Errorf("service %s: %v", members[i].name, err))

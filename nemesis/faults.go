@@ -9,10 +9,10 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/splitbrain/splitbrain/contract"
+	"github.com/splitbrain/splitbrain/internal/parallel"
 )
 
 // Fault is one kind of fault, by the name --nemesis accepts, with what it
@@ -299,24 +299,12 @@ func nodeFault(kind Kind, t Target, done string, act, undo func(Cluster, context
 // forEach runs f on every node in parallel, so a fault hits all its nodes
 // at about the same moment.
 func forEach(nodes []string, f func(string) error) error {
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
-	)
-	for _, n := range nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := f(n); err != nil {
-				mu.Lock()
-				errs = append(errs, fmt.Errorf("%s: %w", n, err))
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return parallel.Each(nodes, func(n string) error {
+		if err := f(n); err != nil {
+			return fmt.Errorf("%s: %w", n, err)
+		}
+		return nil
+	})
 }
 
 // partition applies the grudge shape makes, and heals by clearing it.

@@ -1,6 +1,8 @@
 package results
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/splitbrain/splitbrain/checkers"
@@ -75,4 +77,54 @@ func DefaultSettings() Settings {
 // CheckOptions are the checkers' settings of the run.
 func (s Settings) CheckOptions() checkers.Options {
 	return checkers.Options{CheckTimeout: s.CheckTimeout, RecoveryTimeout: s.RecoveryTimeout}
+}
+
+// Command is the `splitbrain run` that repeats the run: its target, nodes,
+// faults, time limits, resource and seed always, and every other setting
+// that is not its default.
+func (s Settings) Command() string {
+	parts := []string{"splitbrain run"}
+	add := func(format string, args ...any) { parts = append(parts, fmt.Sprintf(format, args...)) }
+	if s.TargetDir != "" {
+		add("--target-dir=%s", s.TargetDir)
+	} else {
+		add("--target=%s", s.Target)
+	}
+	if s.Promise != "" {
+		add("--promise=%q", s.Promise)
+	}
+	add("--nodes=%d", s.Nodes)
+	add("--nemesis=%s", strings.Join(s.Nemesis, ","))
+	if s.NemesisInterval > 0 {
+		add("--nemesis-interval=%s", s.NemesisInterval)
+	}
+	add("--time-limit=%s", s.TimeLimit)
+	add("--quiet-period=%s", s.QuietPeriod)
+	add("--recovery-timeout=%s", s.RecoveryTimeout)
+	add("--resource=%s", s.Resource)
+	add("--seed=%d", s.Seed)
+	d := DefaultSettings()
+	for _, f := range []struct {
+		flag      string
+		val, dflt any
+	}{
+		{"rate", s.Rate, d.Rate},
+		{"concurrency", s.Concurrency, d.Concurrency},
+		{"keys", s.Keys, d.Keys},
+		{"op-timeout", s.OpTimeout, d.OpTimeout},
+		{"observe-interval", s.ObserveInterval, d.ObserveInterval},
+		{"start-timeout", s.StartTimeout, d.StartTimeout},
+		{"check-timeout", s.CheckTimeout, d.CheckTimeout},
+	} {
+		if f.val != f.dflt {
+			add("--%s=%v", f.flag, f.val)
+		}
+	}
+	if s.StopOnViolation {
+		parts = append(parts, "--stop-on-violation")
+		if len(s.StopOn) > 0 {
+			add("--stop-on=%s", strings.Join(s.StopOn, ","))
+		}
+	}
+	return strings.Join(parts, " ")
 }

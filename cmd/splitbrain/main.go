@@ -206,7 +206,6 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 		return 0, err
 	}
 	cfg.RepoRoot, cfg.TargetsRoot = root, filepath.Join(root, "targets")
-	cfg.Command = reproduce(fs, cfg)
 
 	began := time.Now()
 	out, err := harness.Run(ctx, cfg)
@@ -224,18 +223,6 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 	}
 	summarize(out)
 	return verdictCode(out.Report), nil
-}
-
-// reproduce is the command line that runs the same test again: every flag
-// the user set, plus the seed.
-func reproduce(fs *flag.FlagSet, cfg harness.Config) string {
-	parts := []string{"splitbrain", "run"}
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name != "seed" {
-			parts = append(parts, fmt.Sprintf("--%s=%s", f.Name, f.Value))
-		}
-	})
-	return strings.Join(append(parts, fmt.Sprintf("--seed=%d", cfg.Seed)), " ")
 }
 
 func summarize(out *harness.Outcome) {

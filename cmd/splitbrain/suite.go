@@ -80,7 +80,7 @@ func suiteCmd(ctx context.Context, args []string) (int, error) {
 	r := suite.Runner{
 		Parallel: parallel,
 		Began: func(c suite.Case) {
-			fmt.Fprintf(os.Stderr, "suite: [%d/%d] %s\n", c.Index+1, rec.Total, c.Config.Command)
+			fmt.Fprintf(os.Stderr, "suite: [%d/%d] %s\n", c.Index+1, rec.Total, c.Config.Command())
 		},
 		Done: func(c suite.Case, rc results.Case) {
 			done++

@@ -80,7 +80,6 @@ func (s *Suite) Cases(f Filter, o Options) ([]Case, error) {
 					if err := cfg.Validate(); err != nil {
 						return nil, fmt.Errorf("%s:%d: row %d: %v", s.path, r.line, i+1, err)
 					}
-					cfg.Command = Command(cfg)
 					out = append(out, Case{Index: len(out), Row: r, Target: t.name, System: s.systems[t.name], Config: cfg})
 				}
 			}
@@ -112,38 +111,6 @@ func config(st Settings, r Row, nem []string, o Options) harness.Config {
 		cfg.StopOnViolation, cfg.StopOn = true, r.By
 	}
 	return cfg
-}
-
-// Command is the `splitbrain run` that repeats one run.
-func Command(c harness.Config) string {
-	parts := []string{"splitbrain run"}
-	if c.TargetDir != "" {
-		parts = append(parts, "--target-dir="+c.TargetDir)
-	} else {
-		parts = append(parts, "--target="+c.Target)
-	}
-	if c.Promise != "" {
-		parts = append(parts, fmt.Sprintf("--promise=%q", c.Promise))
-	}
-	parts = append(parts,
-		fmt.Sprintf("--nodes=%d", c.Nodes),
-		"--nemesis="+strings.Join(c.Nemesis, ","))
-	if c.NemesisInterval > 0 {
-		parts = append(parts, "--nemesis-interval="+c.NemesisInterval.String())
-	}
-	parts = append(parts,
-		"--time-limit="+c.TimeLimit.String(),
-		"--quiet-period="+c.QuietPeriod.String(),
-		"--recovery-timeout="+c.RecoveryTimeout.String(),
-		"--resource="+string(c.Resource),
-		fmt.Sprintf("--seed=%d", c.Seed))
-	if c.StopOnViolation {
-		parts = append(parts, "--stop-on-violation")
-		if len(c.StopOn) > 0 {
-			parts = append(parts, "--stop-on="+strings.Join(c.StopOn, ","))
-		}
-	}
-	return strings.Join(parts, " ")
 }
 
 // Shard keeps every n-th case from the i-th (1 <= i <= n): n CI runners,

@@ -59,7 +59,7 @@ func TestCasesExpandRows(t *testing.T) {
 	if c.TimeLimit != 30*time.Second || c.Nodes != 3 || c.Promise != "exclusive" || c.TargetsRoot != "/repo/targets" || c.ResultsDir != "out" || c.StopOnViolation {
 		t.Errorf("config of the invalid row: %+v", c)
 	}
-	if got, want := c.Command, `splitbrain run --target=bully --promise="exclusive" --nodes=3 --nemesis=partition --time-limit=30s --quiet-period=10s --recovery-timeout=30s --resource=strict --seed=7`; got != want {
+	if got, want := c.Command(), `splitbrain run --target=bully --promise="exclusive" --nodes=3 --nemesis=partition --time-limit=30s --quiet-period=10s --recovery-timeout=30s --resource=strict --seed=7`; got != want {
 		t.Errorf("command:\n got %s\nwant %s", got, want)
 	}
 
@@ -71,8 +71,8 @@ func TestCasesExpandRows(t *testing.T) {
 	if len(cases) != 1 || cases[0].Config.Seed != 7 || cases[0].Config.TimeLimit != time.Minute {
 		t.Errorf("a row's own seeds stand: %+v", cases)
 	}
-	if c := cases[0].Config; !c.StopOnViolation || !slices.Equal(c.StopOn, []string{"leader-overlap"}) || !strings.HasSuffix(c.Command, "--stop-on-violation --stop-on=leader-overlap") {
-		t.Errorf("an invalid row stops at its checkers' violations: %v %v %s", c.StopOnViolation, c.StopOn, c.Command)
+	if c := cases[0].Config; !c.StopOnViolation || !slices.Equal(c.StopOn, []string{"leader-overlap"}) || !strings.HasSuffix(c.Command(), "--stop-on-violation --stop-on=leader-overlap") {
+		t.Errorf("an invalid row stops at its checkers' violations: %v %v %s", c.StopOnViolation, c.StopOn, c.Command())
 	}
 	cases, _ = s.Cases(Filter{Family: "clock"}, Options{Seed: 100, Runs: 3, StopOnViolation: true})
 	if len(cases) != 3 || cases[2].Config.Seed != 102 || !cases[0].Config.StopOnViolation || len(cases[0].Config.StopOn) != 0 {

@@ -66,7 +66,7 @@ func list(names []string) string {
 func Record(c Case, out *harness.Outcome, err error, took time.Duration) results.Case {
 	rc := results.Case{
 		Index: c.Index, Name: c.Name(), Row: c.RowName(), Target: c.Target,
-		Expect: c.Row.Expected(), Command: c.Config.Command, Seconds: took.Seconds(),
+		Expect: c.Row.Expected(), Command: c.Config.Command(), Seconds: took.Seconds(),
 	}
 	if out != nil {
 		rc.Run = out.Info.ID

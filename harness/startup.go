@@ -1,0 +1,154 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/splitbrain/splitbrain/contract"
+	"github.com/splitbrain/splitbrain/internal/parallel"
+	"github.com/splitbrain/splitbrain/results"
+	"github.com/splitbrain/splitbrain/targets"
+)
+
+// A run's cluster starts in named steps: its network and address plan,
+// the resource, the services the nodes need, the nodes with their
+// packet-filter sidecars, their health, the services that need the nodes,
+// and the versions of what runs.
+
+// startCluster starts the resource, the target's services and every node
+// on a fresh internal network and waits until every node answers /health.
+func (r *run) startCluster(ctx context.Context) error {
+	start := time.Now()
+	for _, step := range []func(context.Context) error{
+		r.planCluster,
+		r.startResource,
+		func(ctx context.Context) error { return r.startServices(ctx, targets.StartBeforeNodes) },
+		r.startNodes,
+		r.waitNodes,
+		func(ctx context.Context) error { return r.startServices(ctx, targets.StartAfterNodes) },
+	} {
+		if err := step(ctx); err != nil {
+			return err
+		}
+	}
+	r.info.Timings.ClusterStart = time.Since(start).Seconds()
+	return r.systemVersions(ctx)
+}
+
+// planCluster makes the run's network and gives every container its name,
+// its fixed address and, for nodes and skewable services, a clock folder.
+func (r *run) planCluster(ctx context.Context) error {
+	netName, subnet, err := r.docker.NewNetwork(ctx, r.info.ID)
+	if err != nil {
+		return err
+	}
+	c := &cluster{
+		docker: r.docker, network: netName, port: r.manifest.Port,
+		clockDir: filepath.Join(r.dir, "clocks"),
+		services: r.manifest.ServiceContainers(),
+		skewable: skewableServices(r.manifest),
+		ids:      map[string]string{}, ips: map[string]netip.Addr{}, sidecars: map[string]string{},
+	}
+	r.cluster = c
+	if r.manifest.Clock == targets.ClockFaketime || len(c.skewable) > 0 {
+		c.faketime = startFaketime(c.clockDir)
+	}
+	for i := 1; i <= r.cfg.Nodes; i++ {
+		c.nodes = append(c.nodes, fmt.Sprintf("n%d", i))
+	}
+	if c.hosts, err = addressPlan(subnet, c.nodes, c.services); err != nil {
+		return err
+	}
+	for _, name := range append(slices.Clone(c.nodes), c.skewable...) {
+		if err := os.MkdirAll(filepath.Join(c.clockDir, name), 0o755); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// startResource starts the fenced resource, whose decision log is written
+// straight into the run's folder, so that it survives a controller that
+// dies.
+func (r *run) startResource(ctx context.Context) error {
+	c := r.cluster
+	if _, err := c.start(ctx, ContainerSpec{
+		RunID: r.info.ID, Name: "resource", Image: resourceImage, Network: c.network, IP: c.hosts["resource"], Hosts: c.hosts,
+		Env: map[string]string{
+			contract.EnvResourceMode: string(r.cfg.Resource),
+			contract.EnvResourceAddr: fmt.Sprintf(":%d", resourcePort),
+			contract.EnvResourceLog:  "/out/" + results.ResourceFile,
+		},
+		Binds: []string{r.dir + ":/out"},
+	}); err != nil {
+		return err
+	}
+	c.resourceURL = fmt.Sprintf("http://%s:%d", c.ips["resource"], resourcePort)
+	return nil
+}
+
+// startNodes starts every node at once, each with its packet-filter
+// sidecar when the plan partitions.
+func (r *run) startNodes(ctx context.Context) error {
+	c := r.cluster
+	errs := parallel.Do(c.nodes, func(node string) error {
+		id, err := c.start(ctx, ContainerSpec{
+			RunID: r.info.ID, Name: node, Image: r.nodeImage(), Network: c.network, Env: r.nodeEnv(node), IP: c.hosts[node], Hosts: c.hosts,
+			Binds: []string{filepath.Join(c.clockDir, node) + ":" + clockMount},
+		})
+		if err == nil && r.partitions() {
+			var sidecar string
+			sidecar, err = r.docker.StartSidecar(ctx, r.info.ID, node+"-netfilter", id, netfilterImage)
+			c.mu.Lock()
+			c.sidecars[node] = sidecar
+			c.mu.Unlock()
+		}
+		return err
+	})
+	for i, err := range errs {
+		if err != nil {
+			return r.withLog(ctx, c.nodes[i], err) // the others say the same of other nodes
+		}
+	}
+	return nil
+}
+
+// waitNodes waits until every node answers /health and every
+// packet-filter sidecar answers.
+func (r *run) waitNodes(ctx context.Context) error {
+	c := r.cluster
+	if sick, err := c.waitHealthy(ctx, r.cfg.StartTimeout); err != nil {
+		if len(sick) > 0 && !errors.Is(err, context.Canceled) {
+			return r.withLog(ctx, sick[0], err)
+		}
+		return err
+	}
+	if len(c.sidecars) > 0 {
+		if err := c.waitSidecars(ctx, c.nodes, r.cfg.StartTimeout); err != nil {
+			return fmt.Errorf("packet-filter sidecars: %v", err)
+		}
+	}
+	return nil
+}
+
+// start starts one container of the cluster and learns its address. The
+// container's id is kept even when it failed to start well, so that its
+// log can explain why.
+func (c *cluster) start(ctx context.Context, spec ContainerSpec) (string, error) {
+	ctr, err := c.docker.Start(ctx, spec)
+	if ctr.ID != "" {
+		c.mu.Lock()
+		c.ids[spec.Name] = ctr.ID
+		c.mu.Unlock()
+	}
+	if err != nil {
+		return ctr.ID, err
+	}
+	return ctr.ID, c.learnAddress(ctx, spec.Name, ctr.ID)
+}
