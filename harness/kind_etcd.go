@@ -7,7 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"time"
+
+	"github.com/splitbrain/splitbrain/targets"
 )
 
 // etcd is compiled here from Go modules: no registry holds its image, and
@@ -36,44 +37,46 @@ func main() { etcdmain.Main(os.Args) }
 // etcdGoMod is the wrapper module's go.mod before the server is required.
 const etcdGoMod = "module splitbrain.local/etcd\n\ngo 1.24\n"
 
-// EtcdImage makes sure an image of etcd release version (v3.6.16) is on
-// this machine, compiling it if it is not, and returns its name. The
-// server is at /usr/local/bin/etcd, on nothing else.
-func (d *Docker) EtcdImage(ctx context.Context, version string) (string, error) {
+// etcdKind is an etcd release (build.etcd), compiled here.
+type etcdKind struct{}
+
+func (etcdKind) images(b targets.Build) []heavyImage {
+	return []heavyImage{etcdImage(b.Etcd)}
+}
+
+// etcdImage is the image of etcd release version (v3.6.16): the server at
+// /usr/local/bin/etcd, on nothing else.
+func etcdImage(version string) heavyImage {
 	recipe := recipeHash("etcd", version, etcdGoMod, etcdWrapper)
 	tag := "splitbrain/etcd:" + version + "-" + recipe
-	unlock, err := lockHeavyBuilds()
-	if err != nil {
-		return "", err
+	return heavyImage{
+		tag:    tag,
+		making: "compiling etcd " + version + " from Go modules",
+		make: func(ctx context.Context, d *Docker) error {
+			dir, err := os.MkdirTemp("", "splitbrain-etcd-")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(dir)
+			for name, body := range map[string]string{"go.mod": etcdGoMod, "main.go": etcdWrapper} {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+					return err
+				}
+			}
+			bin, err := compileEtcd(ctx, dir, version)
+			if err != nil {
+				return err
+			}
+			// The versions file is what run.json and the report name the
+			// real system by, as for Debian packages (PackageVersions).
+			dockerfile := "FROM scratch\nCOPY etcd /usr/local/bin/etcd\nCOPY versions " + packagesFile + "\nENV PATH=/usr/local/bin\n"
+			return d.buildContext(ctx, tag, map[string]string{LabelRecipe: recipe}, "Dockerfile", map[string][]byte{
+				"Dockerfile": []byte(dockerfile),
+				"etcd":       bin,
+				"versions":   []byte("etcd " + version + "\n"),
+			})
+		},
 	}
-	defer unlock()
-	if ok, err := d.hasImage(ctx, tag); err != nil || ok {
-		return tag, err
-	}
-	dir, err := os.MkdirTemp("", "splitbrain-etcd-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(dir)
-	for name, body := range map[string]string{"go.mod": etcdGoMod, "main.go": etcdWrapper} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			return "", err
-		}
-	}
-	stop := d.say("compiling etcd "+version+" from Go modules, once for this machine", time.Now())
-	bin, err := compileEtcd(ctx, dir, version)
-	stop()
-	if err != nil {
-		return "", err
-	}
-	// The versions file is what run.json and the report name the real
-	// system by, as for Debian packages (PackageVersions).
-	dockerfile := "FROM scratch\nCOPY etcd /usr/local/bin/etcd\nCOPY versions " + packagesFile + "\nENV PATH=/usr/local/bin\n"
-	return tag, d.buildContext(ctx, tag, map[string]string{LabelRecipe: recipe}, "Dockerfile", map[string][]byte{
-		"Dockerfile": []byte(dockerfile),
-		"etcd":       bin,
-		"versions":   []byte("etcd " + version + "\n"),
-	})
 }
 
 // compileEtcd requires etcd's server at version in the wrapper module in
