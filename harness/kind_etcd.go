@@ -44,14 +44,14 @@ func (etcdKind) images(b targets.Build) []heavyImage {
 	return []heavyImage{etcdImage(b.Etcd)}
 }
 
-// etcdImage is the image of etcd release version (v3.6.16): the server at
+// etcdImage is the image of etcd release (v3.6.16): the server at
 // /usr/local/bin/etcd, on nothing else.
-func etcdImage(version string) heavyImage {
-	recipe := recipeHash("etcd", version, etcdGoMod, etcdWrapper)
-	tag := "splitbrain/etcd:" + version + "-" + recipe
+func etcdImage(release string) heavyImage {
+	recipe := recipeHash("etcd", release, etcdGoMod, etcdWrapper)
+	tag := "splitbrain/etcd:" + release + "-" + recipe
 	return heavyImage{
 		tag:    tag,
-		making: "compiling etcd " + version + " from Go modules",
+		making: "compiling etcd " + release + " from Go modules",
 		make: func(ctx context.Context, d *Docker) error {
 			dir, err := os.MkdirTemp("", "splitbrain-etcd-")
 			if err != nil {
@@ -63,7 +63,7 @@ func etcdImage(version string) heavyImage {
 					return err
 				}
 			}
-			bin, err := compileEtcd(ctx, dir, version)
+			bin, err := compileEtcd(ctx, dir, release)
 			if err != nil {
 				return err
 			}
@@ -73,15 +73,15 @@ func etcdImage(version string) heavyImage {
 			return d.buildContext(ctx, tag, map[string]string{LabelRecipe: recipe}, "Dockerfile", map[string][]byte{
 				"Dockerfile": []byte(dockerfile),
 				"etcd":       bin,
-				"versions":   []byte("etcd " + version + "\n"),
+				"versions":   []byte("etcd " + release + "\n"),
 			})
 		},
 	}
 }
 
-// compileEtcd requires etcd's server at version in the wrapper module in
+// compileEtcd requires etcd's server at release in the wrapper module in
 // dir and compiles it static.
-func compileEtcd(ctx context.Context, dir, version string) ([]byte, error) {
+func compileEtcd(ctx context.Context, dir, release string) ([]byte, error) {
 	goCmd := func(args ...string) ([]byte, error) {
 		cmd := exec.CommandContext(ctx, "go", args...)
 		cmd.Dir = dir
@@ -90,17 +90,17 @@ func compileEtcd(ctx context.Context, dir, version string) ([]byte, error) {
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod")
 		return cmd.CombinedOutput()
 	}
-	if out, err := goCmd("get", etcdModule+"@"+version); err != nil {
+	if out, err := goCmd("get", etcdModule+"@"+release); err != nil {
 		if unknownRelease(out) {
-			return nil, badInput("etcd %s: the Go module proxy has no such release of %s (%s)", version, etcdModule, firstLine(out))
+			return nil, badInput("etcd %s: the Go module proxy has no such release of %s (%s)", release, etcdModule, firstLine(out))
 		}
-		return nil, fmt.Errorf("compiling etcd %s: go get %s@%s failed: %v\n%s", version, etcdModule, version, err, tail(out, 8))
+		return nil, fmt.Errorf("compiling etcd %s: go get %s@%s failed: %v\n%s", release, etcdModule, release, err, tail(out, 8))
 	}
 	if out, err := goCmd("mod", "tidy"); err != nil {
-		return nil, fmt.Errorf("compiling etcd %s: go mod tidy failed: %v\n%s", version, err, tail(out, 8))
+		return nil, fmt.Errorf("compiling etcd %s: go mod tidy failed: %v\n%s", release, err, tail(out, 8))
 	}
 	if out, err := goCmd("build", "-trimpath", "-ldflags=-s -w", "-o", "etcd", "."); err != nil {
-		return nil, fmt.Errorf("compiling etcd %s: go build failed: %v\n%s", version, err, tail(out, 15))
+		return nil, fmt.Errorf("compiling etcd %s: go build failed: %v\n%s", release, err, tail(out, 15))
 	}
 	return os.ReadFile(filepath.Join(dir, "etcd"))
 }
