@@ -1,17 +1,20 @@
 package harness
 
 import (
+	"archive/tar"
 	"bytes"
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"regexp"
 	"slices"
 	"strings"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
 
 	"github.com/splitbrain/splitbrain/targets"
@@ -145,4 +148,36 @@ func debianPackages(packages []string) heavyImage {
 			return fmt.Errorf("installing Debian packages %s: %v", strings.Join(pkgs, ", "), err)
 		},
 	}
+}
+
+// packagesFile lists, in an image of Debian packages, each package asked
+// for with its version.
+const packagesFile = "/etc/splitbrain-packages"
+
+// PackageVersions reads the versions of the Debian packages that the
+// container id's image was made with: none for an image of ours without.
+func (d *Docker) PackageVersions(ctx context.Context, id string) (map[string]string, error) {
+	res, err := d.cli.CopyFromContainer(ctx, id, client.CopyFromContainerOptions{SourcePath: packagesFile})
+	if cerrdefs.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer res.Content.Close()
+	tr := tar.NewReader(res.Content)
+	if _, err := tr.Next(); err != nil {
+		return nil, err
+	}
+	body, err := io.ReadAll(tr)
+	if err != nil {
+		return nil, err
+	}
+	versions := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(body)), "\n") {
+		if pkg, v, ok := strings.Cut(line, " "); ok {
+			versions[pkg] = v
+		}
+	}
+	return versions, nil
 }

@@ -1,15 +1,9 @@
 package harness
 
 import (
-	"archive/tar"
 	"context"
 	"fmt"
-	"io"
 	"slices"
-	"strings"
-
-	cerrdefs "github.com/containerd/errdefs"
-	"github.com/moby/moby/client"
 
 	"github.com/splitbrain/splitbrain/targets"
 )
@@ -94,37 +88,4 @@ func (d *Docker) BaseImages(ctx context.Context, m targets.Manifest) error {
 		}
 	}
 	return nil
-}
-
-// packagesFile lists, in an image on a base, the real system's parts
-// with their versions (a Debian package, etcd), one "name version" a
-// line: a base writes it, for run.json and the report.
-const packagesFile = "/etc/splitbrain-packages"
-
-// PackageVersions reads the versions of the real system that the
-// container id's image stands on: none for an image on no base of ours.
-func (d *Docker) PackageVersions(ctx context.Context, id string) (map[string]string, error) {
-	res, err := d.cli.CopyFromContainer(ctx, id, client.CopyFromContainerOptions{SourcePath: packagesFile})
-	if cerrdefs.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer res.Content.Close()
-	tr := tar.NewReader(res.Content)
-	if _, err := tr.Next(); err != nil {
-		return nil, err
-	}
-	body, err := io.ReadAll(tr)
-	if err != nil {
-		return nil, err
-	}
-	versions := map[string]string{}
-	for _, line := range strings.Split(strings.TrimSpace(string(body)), "\n") {
-		if pkg, v, ok := strings.Cut(line, " "); ok {
-			versions[pkg] = v
-		}
-	}
-	return versions, nil
 }
