@@ -6,15 +6,13 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
-
-	"github.com/splitbrain/splitbrain/targets"
+	"github.com/moby/moby/client"
 )
 
 // Some images take minutes to make (a Debian base, an etcd compiled from
@@ -91,43 +89,50 @@ func (d *Docker) say(what string, start time.Time) (stop func()) {
 	}
 }
 
-// nodeBuild is how a target's node image is made: the manifest's build,
-// with libfaketime added for a node clock that follows it.
-func nodeBuild(m targets.Manifest) targets.Build {
-	b := m.Build
-	if m.Clock == targets.ClockFaketime && len(b.Debian) > 0 {
-		b.Debian = append(slices.Clone(b.Debian), "libfaketime")
-	}
-	return b
+// A heavyImage is one that takes minutes to make, a base of a target's
+// images: made once per machine, under a name that holds the hash of its
+// recipe.
+type heavyImage struct {
+	// tag names the image with its recipe's hash, which its label
+	// LabelRecipe holds too.
+	tag string
+	// alias is a name the image is tagged with too, whenever it is asked
+	// for, so that a Dockerfile can stand on it; "" for none.
+	alias string
+	// making says what making it does: "compiling etcd v3.6.16 from Go
+	// modules".
+	making string
+	// make makes the image tag, labelled with its recipe; the images
+	// before it in the same cached call are on the machine.
+	make func(ctx context.Context, d *Docker) error
 }
 
-// serviceBuild is how a service's image is made, as nodeBuild.
-func serviceBuild(s targets.Service) targets.Build {
-	b := s.Build
-	if s.Clock == targets.ClockFaketime {
-		b.Debian = append(slices.Clone(b.Debian), "libfaketime")
+// cached makes sure images are on this machine, making in order those
+// that are not (each may stand on those before it), once across this
+// process and every other.
+func (d *Docker) cached(ctx context.Context, images ...heavyImage) error {
+	unlock, err := lockHeavyBuilds()
+	if err != nil {
+		return err
 	}
-	return b
-}
-
-// BaseImages makes sure the cached images that target m's images stand on
-// (its Debian packages, its etcd) are on this machine, making those that
-// are not: after it, a run of m builds only its own programs, in seconds.
-func (d *Docker) BaseImages(ctx context.Context, m targets.Manifest) error {
-	builds := []targets.Build{nodeBuild(m)}
-	for _, s := range m.Services {
-		builds = append(builds, serviceBuild(s))
-	}
-	for _, b := range builds {
-		var err error
-		switch {
-		case len(b.Debian) > 0:
-			_, err = d.DebianPackages(ctx, b.Debian)
-		case b.Etcd != "":
-			_, err = d.EtcdImage(ctx, b.Etcd)
-		}
+	defer unlock()
+	for _, img := range images {
+		ok, err := d.hasImage(ctx, img.tag)
 		if err != nil {
-			return fmt.Errorf("%s: %w", m.Name, err)
+			return err
+		}
+		if !ok {
+			stop := d.say(img.making+", once for this machine", time.Now())
+			err := img.make(ctx, d)
+			stop()
+			if err != nil {
+				return err
+			}
+		}
+		if img.alias != "" {
+			if _, err := d.cli.ImageTag(ctx, client.ImageTagOptions{Source: img.tag, Target: img.alias}); err != nil {
+				return fmt.Errorf("tag %s: %v", img.alias, err)
+			}
 		}
 	}
 	return nil

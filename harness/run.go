@@ -280,16 +280,13 @@ func (r *run) partitions() bool {
 func (r *run) buildImages(ctx context.Context) error {
 	start := time.Now()
 	d := r.docker
-	target := func(tag string, b targets.Build) func() error {
+	image := func(tag, dir string, b targets.Build) func() error {
 		return func() error {
-			return d.buildOnce(ctx, tag, fmt.Sprintf("%s %+v", r.manifest.Dir, b), func() error { return d.BuildTargetImage(ctx, tag, r.manifest.Dir, b) })
+			return d.buildOnce(ctx, tag, fmt.Sprintf("%s %+v", dir, b), func() error { return d.BuildTargetImage(ctx, tag, dir, b) })
 		}
 	}
-	ours := func(tag, pkg string) func() error {
-		return func() error {
-			return d.buildOnce(ctx, tag, r.cfg.RepoRoot+" "+pkg, func() error { return d.BuildGoImage(ctx, tag, r.cfg.RepoRoot, pkg) })
-		}
-	}
+	target := func(tag string, b targets.Build) func() error { return image(tag, r.manifest.Dir, b) }
+	ours := func(tag, pkg string) func() error { return image(tag, r.cfg.RepoRoot, targets.Build{Go: pkg}) }
 	builds := []func() error{target(r.nodeImage(), nodeBuild(r.manifest)), ours(resourceImage, resourceMain)}
 	for _, s := range r.manifest.Services {
 		builds = append(builds, target(r.serviceImage(s), serviceBuild(s)))

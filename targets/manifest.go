@@ -131,47 +131,10 @@ func (s Service) MemberNames() []string {
 	return names
 }
 
-// Build says how an image is made: exactly one of Go, Command and
-// Dockerfile, and under the first two at most one base: Debian packages or
-// an etcd.
-type Build struct {
-	// Go is a main package compiled with CGO_ENABLED=0 into a FROM scratch
-	// image: a path relative to the target's folder (./cmd/node), or an
-	// import path, built in the Go module that holds the folder. With
-	// Debian packages it lands at /app on the Debian image instead: an
-	// agent beside a real server.
-	Go string `yaml:"go"`
-	// Debian names packages of Debian bookworm, installed on splitbrain's
-	// own Debian minbase image (built once per machine, then cached).
-	Debian []string `yaml:"debian"`
-	// Etcd is a release of etcd ("v3.6.16"), compiled here from Go
-	// modules (once per machine, then cached) into a FROM scratch image
-	// with the server at /usr/local/bin/etcd. A Go program lands beside it
-	// at /app: an agent that runs the member.
-	Etcd string `yaml:"etcd"`
-	// Command is the program an image of Debian packages or of etcd runs,
-	// in exec form (["redis-server", "--port", "6379"]), when there is no
-	// Go program to run.
-	Command []string `yaml:"command"`
-	// Dockerfile is a Dockerfile relative to the target's folder, built
-	// with the folder as its context. No registry is reachable: its base
-	// images must already be on this machine, or be splitbrain's Debian
-	// image (DebianImage), which is built when missing.
-	Dockerfile string `yaml:"dockerfile"`
-}
-
-// DebianImage is the name under which splitbrain's Debian base image can
-// be named in a Dockerfile's FROM.
-const DebianImage = "splitbrain/debian:bookworm"
-
-// validPackage is Debian's rule for package names.
-var validPackage = regexp.MustCompile(`^[a-z0-9][a-z0-9+.-]+$`)
-
 var (
 	validName    = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
 	validService = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
 	nodeName     = regexp.MustCompile(`^n[0-9]+$`)
-	etcdRelease  = regexp.MustCompile(`^v3\.[0-9]+\.[0-9]+$`)
 	validEnv     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
 
@@ -260,40 +223,6 @@ func (m Manifest) validate() error {
 	return nil
 }
 
-func (b Build) validate(dir, field string) error {
-	given := 0
-	for _, s := range []bool{b.Go != "", len(b.Command) > 0, b.Dockerfile != ""} {
-		if s {
-			given++
-		}
-	}
-	switch {
-	case given == 0:
-		return fmt.Errorf("%s is missing: give %[1]s.go (a main package), %[1]s.command (with %[1]s.debian) or %[1]s.dockerfile", field)
-	case given > 1:
-		return fmt.Errorf("%s: give one of %[1]s.go, %[1]s.command and %[1]s.dockerfile, not several", field)
-	case len(b.Command) > 0 && len(b.Debian) == 0 && b.Etcd == "":
-		return fmt.Errorf("%s.command needs %[1]s.debian or %[1]s.etcd: an image with nothing in it has no program to run", field)
-	case b.Dockerfile != "" && (len(b.Debian) > 0 || b.Etcd != ""):
-		return fmt.Errorf("%s.debian and %[1]s.etcd go with %[1]s.go or %[1]s.command; a Dockerfile makes its own image", field)
-	case len(b.Debian) > 0 && b.Etcd != "":
-		return fmt.Errorf("%s: give %[1]s.debian or %[1]s.etcd, not both: etcd's image is FROM scratch", field)
-	case b.Etcd != "" && !etcdRelease.MatchString(b.Etcd):
-		return fmt.Errorf("%s.etcd: %q is not an etcd release: want v3.MINOR.PATCH, such as v3.6.16", field, b.Etcd)
-	}
-	for _, p := range b.Debian {
-		if !validPackage.MatchString(p) {
-			return fmt.Errorf("%s.debian: %q is not a Debian package name", field, p)
-		}
-	}
-	if f := b.Dockerfile; f != "" {
-		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || !fi.Mode().IsRegular() {
-			return fmt.Errorf("%s.dockerfile: no file %s in %s", field, f, dir)
-		}
-	}
-	return nil
-}
-
 func validateEnv(env map[string]string, field string) error {
 	for k := range env {
 		switch {
@@ -368,11 +297,8 @@ func (m Manifest) System() string {
 		builds = append(builds, s.Build)
 	}
 	for _, b := range builds {
-		switch {
-		case b.Etcd != "":
-			return "etcd " + b.Etcd
-		case len(b.Debian) > 0:
-			return "debian " + strings.Join(b.Debian, " ")
+		if system := b.System(); system != "" {
+			return system
 		}
 	}
 	return ""

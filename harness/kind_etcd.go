@@ -7,7 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"time"
+
+	"github.com/splitbrain/splitbrain/targets"
 )
 
 // etcd is compiled here from Go modules: no registry holds its image, and
@@ -36,49 +37,51 @@ func main() { etcdmain.Main(os.Args) }
 // etcdGoMod is the wrapper module's go.mod before the server is required.
 const etcdGoMod = "module splitbrain.local/etcd\n\ngo 1.24\n"
 
-// EtcdImage makes sure an image of etcd release version (v3.6.16) is on
-// this machine, compiling it if it is not, and returns its name. The
-// server is at /usr/local/bin/etcd, on nothing else.
-func (d *Docker) EtcdImage(ctx context.Context, version string) (string, error) {
-	recipe := recipeHash("etcd", version, etcdGoMod, etcdWrapper)
-	tag := "splitbrain/etcd:" + version + "-" + recipe
-	unlock, err := lockHeavyBuilds()
-	if err != nil {
-		return "", err
-	}
-	defer unlock()
-	if ok, err := d.hasImage(ctx, tag); err != nil || ok {
-		return tag, err
-	}
-	dir, err := os.MkdirTemp("", "splitbrain-etcd-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(dir)
-	for name, body := range map[string]string{"go.mod": etcdGoMod, "main.go": etcdWrapper} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			return "", err
-		}
-	}
-	stop := d.say("compiling etcd "+version+" from Go modules, once for this machine", time.Now())
-	bin, err := compileEtcd(ctx, dir, version)
-	stop()
-	if err != nil {
-		return "", err
-	}
-	// The versions file is what run.json and the report name the real
-	// system by, as for Debian packages (PackageVersions).
-	dockerfile := "FROM scratch\nCOPY etcd /usr/local/bin/etcd\nCOPY versions " + packagesFile + "\nENV PATH=/usr/local/bin\n"
-	return tag, d.buildContext(ctx, tag, map[string]string{LabelRecipe: recipe}, "Dockerfile", map[string][]byte{
-		"Dockerfile": []byte(dockerfile),
-		"etcd":       bin,
-		"versions":   []byte("etcd " + version + "\n"),
-	})
+// etcdKind is an etcd release (build.etcd), compiled here.
+type etcdKind struct{}
+
+func (etcdKind) images(b targets.Build) []heavyImage {
+	return []heavyImage{etcdImage(b.Etcd)}
 }
 
-// compileEtcd requires etcd's server at version in the wrapper module in
+// etcdImage is the image of etcd release (v3.6.16): the server at
+// /usr/local/bin/etcd, on nothing else.
+func etcdImage(release string) heavyImage {
+	recipe := recipeHash("etcd", release, etcdGoMod, etcdWrapper)
+	tag := "splitbrain/etcd:" + release + "-" + recipe
+	return heavyImage{
+		tag:    tag,
+		making: "compiling etcd " + release + " from Go modules",
+		make: func(ctx context.Context, d *Docker) error {
+			dir, err := os.MkdirTemp("", "splitbrain-etcd-")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(dir)
+			for name, body := range map[string]string{"go.mod": etcdGoMod, "main.go": etcdWrapper} {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+					return err
+				}
+			}
+			bin, err := compileEtcd(ctx, dir, release)
+			if err != nil {
+				return err
+			}
+			// The versions file is what run.json and the report name the
+			// real system by, as for Debian packages (PackageVersions).
+			dockerfile := "FROM scratch\nCOPY etcd /usr/local/bin/etcd\nCOPY versions " + packagesFile + "\nENV PATH=/usr/local/bin\n"
+			return d.buildContext(ctx, tag, map[string]string{LabelRecipe: recipe}, "Dockerfile", map[string][]byte{
+				"Dockerfile": []byte(dockerfile),
+				"etcd":       bin,
+				"versions":   []byte("etcd " + release + "\n"),
+			})
+		},
+	}
+}
+
+// compileEtcd requires etcd's server at release in the wrapper module in
 // dir and compiles it static.
-func compileEtcd(ctx context.Context, dir, version string) ([]byte, error) {
+func compileEtcd(ctx context.Context, dir, release string) ([]byte, error) {
 	goCmd := func(args ...string) ([]byte, error) {
 		cmd := exec.CommandContext(ctx, "go", args...)
 		cmd.Dir = dir
@@ -87,17 +90,17 @@ func compileEtcd(ctx context.Context, dir, version string) ([]byte, error) {
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod")
 		return cmd.CombinedOutput()
 	}
-	if out, err := goCmd("get", etcdModule+"@"+version); err != nil {
+	if out, err := goCmd("get", etcdModule+"@"+release); err != nil {
 		if unknownRelease(out) {
-			return nil, badInput("etcd %s: the Go module proxy has no such release of %s (%s)", version, etcdModule, firstLine(out))
+			return nil, badInput("etcd %s: the Go module proxy has no such release of %s (%s)", release, etcdModule, firstLine(out))
 		}
-		return nil, fmt.Errorf("compiling etcd %s: go get %s@%s failed: %v\n%s", version, etcdModule, version, err, tail(out, 8))
+		return nil, fmt.Errorf("compiling etcd %s: go get %s@%s failed: %v\n%s", release, etcdModule, release, err, tail(out, 8))
 	}
 	if out, err := goCmd("mod", "tidy"); err != nil {
-		return nil, fmt.Errorf("compiling etcd %s: go mod tidy failed: %v\n%s", version, err, tail(out, 8))
+		return nil, fmt.Errorf("compiling etcd %s: go mod tidy failed: %v\n%s", release, err, tail(out, 8))
 	}
 	if out, err := goCmd("build", "-trimpath", "-ldflags=-s -w", "-o", "etcd", "."); err != nil {
-		return nil, fmt.Errorf("compiling etcd %s: go build failed: %v\n%s", version, err, tail(out, 15))
+		return nil, fmt.Errorf("compiling etcd %s: go build failed: %v\n%s", release, err, tail(out, 15))
 	}
 	return os.ReadFile(filepath.Join(dir, "etcd"))
 }

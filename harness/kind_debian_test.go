@@ -49,7 +49,7 @@ func TestDebianPackages(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	d := testDocker(t)
-	tag, err := d.DebianPackages(ctx, []string{"redis-server", "libfaketime", "redis-server"})
+	tag, err := d.baseImage(ctx, targets.Build{Debian: []string{"redis-server", "libfaketime", "redis-server"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestDebianPackages(t *testing.T) {
 	if first.Config.Labels[LabelManaged] != "true" || first.Config.Labels[LabelRecipe] == "" {
 		t.Errorf("labels %v", first.Config.Labels)
 	}
-	again, err := d.DebianPackages(ctx, []string{"libfaketime", "redis-server"})
+	again, err := d.baseImage(ctx, targets.Build{Debian: []string{"libfaketime", "redis-server"}})
 	if err != nil || again != tag {
 		t.Fatalf("asked again: %s, %v; want %s", again, err, tag)
 	}
@@ -72,7 +72,7 @@ func TestDebianPackages(t *testing.T) {
 		t.Errorf("%s: %v %v", targets.DebianImage, err, base.Config.Labels)
 	}
 
-	_, err = d.DebianPackages(ctx, []string{"redis-server", "no-such-package-splitbrain"})
+	_, err = d.baseImage(ctx, targets.Build{Debian: []string{"redis-server", "no-such-package-splitbrain"}})
 	if !IsBadInput(err) || !strings.Contains(err.Error(), `"no-such-package-splitbrain" does not exist`) || strings.Count(err.Error(), "\n") > 0 {
 		t.Errorf("unknown package: %v", err)
 	}

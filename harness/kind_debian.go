@@ -13,7 +13,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
@@ -41,33 +40,26 @@ var debianBaseRecipe = recipeHash("debootstrap", "--variant="+debianVariant, deb
 // debianBaseTag is the base image's name: its recipe's hash is the tag.
 var debianBaseTag = "splitbrain/debian:" + debianSuite + "-" + debianBaseRecipe
 
-// DebianBase makes sure the Debian base image is on this machine, making
-// it if it is not, and returns its name. It is also tagged
-// targets.DebianImage, so that a target's Dockerfile can stand on it.
-func (d *Docker) DebianBase(ctx context.Context) (string, error) {
-	unlock, err := lockHeavyBuilds()
-	if err != nil {
-		return "", err
-	}
-	defer unlock()
-	return d.debianBase(ctx)
+// debianKind is Debian packages (build.debian), installed on the Debian
+// base image.
+type debianKind struct{}
+
+func (debianKind) images(b targets.Build) []heavyImage {
+	return []heavyImage{debianBase(), debianPackages(b.Debian)}
 }
 
-func (d *Docker) debianBase(ctx context.Context) (string, error) {
-	tag := debianBaseTag
-	ok, err := d.hasImage(ctx, tag)
-	if err != nil {
-		return "", err
+// debianBase is the Debian base image. It is also tagged
+// targets.DebianImage, so that a target's Dockerfile can stand on it.
+func debianBase() heavyImage {
+	mirror := cmp.Or(os.Getenv(MirrorEnv), debianMirror)
+	return heavyImage{
+		tag:    debianBaseTag,
+		alias:  targets.DebianImage,
+		making: "building the Debian base image (debootstrap " + debianSuite + " from " + mirror + ")",
+		make: func(ctx context.Context, d *Docker) error {
+			return d.bootstrap(ctx, debianBaseTag, debianBaseRecipe, mirror)
+		},
 	}
-	if !ok {
-		if err := d.bootstrap(ctx, tag, debianBaseRecipe, cmp.Or(os.Getenv(MirrorEnv), debianMirror)); err != nil {
-			return "", err
-		}
-	}
-	if _, err := d.cli.ImageTag(ctx, client.ImageTagOptions{Source: tag, Target: targets.DebianImage}); err != nil {
-		return "", fmt.Errorf("tag %s: %v", targets.DebianImage, err)
-	}
-	return tag, nil
 }
 
 // bootstrap makes the base image tag, of the recipe whose hash is recipe,
@@ -81,10 +73,8 @@ func (d *Docker) bootstrap(ctx context.Context, tag, recipe, mirror string) erro
 		return err
 	}
 	defer os.RemoveAll(dir)
-	stop := d.say("building the Debian base image (debootstrap "+debianSuite+" from "+mirror+"), once for this machine", time.Now())
 	cmd := exec.CommandContext(ctx, "debootstrap", "--variant="+debianVariant, debianSuite, dir, mirror)
 	out, err := cmd.CombinedOutput()
-	stop()
 	if err != nil {
 		return fmt.Errorf("building the Debian base image: debootstrap %s from %s failed (%v); its last lines:\n%s", debianSuite, mirror, err, tail(out, 8))
 	}
@@ -132,40 +122,32 @@ func (d *Docker) importDir(ctx context.Context, dir, tag, recipe string) error {
 // unknownPackage finds apt's word for a package it does not know.
 var unknownPackage = regexp.MustCompile(`E: (?:Unable to locate package |Package '?)([a-z0-9][a-z0-9+.-]+)`)
 
-// DebianPackages makes sure an image of the base with packages installed
-// is on this machine, making it if it is not, and returns its name.
-func (d *Docker) DebianPackages(ctx context.Context, packages []string) (string, error) {
+// debianPackages is the image of the Debian base with packages
+// installed.
+func debianPackages(packages []string) heavyImage {
 	pkgs := slices.Clone(packages)
 	slices.Sort(pkgs)
 	pkgs = slices.Compact(pkgs)
-	unlock, err := lockHeavyBuilds()
-	if err != nil {
-		return "", err
-	}
-	defer unlock()
-	base, err := d.debianBase(ctx)
-	if err != nil {
-		return "", err
-	}
 	// /data is where a real server keeps what must survive a kill; the
 	// packages' versions are kept in the image for run.json.
 	dockerfile := fmt.Sprintf("FROM %s\nRUN apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends %[2]s && rm -rf /var/lib/apt/lists/* && mkdir -p /data && dpkg-query -W -f '${Package} ${Version}\\n' %[2]s > %[3]s\n",
-		base, strings.Join(pkgs, " "), packagesFile)
+		debianBaseTag, strings.Join(pkgs, " "), packagesFile)
 	hash := recipeHash(dockerfile)
 	tag := "splitbrain/debian-packages:" + hash
-	if ok, err := d.hasImage(ctx, tag); err != nil || ok {
-		return tag, err
+	return heavyImage{
+		tag:    tag,
+		making: "installing Debian packages " + strings.Join(pkgs, ", "),
+		make: func(ctx context.Context, d *Docker) error {
+			err := d.buildContext(ctx, tag, map[string]string{LabelRecipe: hash}, "Dockerfile", map[string][]byte{"Dockerfile": []byte(dockerfile)})
+			if err == nil {
+				return nil
+			}
+			if m := unknownPackage.FindStringSubmatch(err.Error()); m != nil {
+				return badInput("Debian package %q does not exist in %s (apt: %s)", m[1], debianSuite, strings.TrimSpace(m[0]))
+			}
+			return fmt.Errorf("installing Debian packages %s: %v", strings.Join(pkgs, ", "), err)
+		},
 	}
-	stop := d.say("installing Debian packages "+strings.Join(pkgs, ", ")+", once for this machine", time.Now())
-	err = d.buildContext(ctx, tag, map[string]string{LabelRecipe: hash}, "Dockerfile", map[string][]byte{"Dockerfile": []byte(dockerfile)})
-	stop()
-	if err != nil {
-		if m := unknownPackage.FindStringSubmatch(err.Error()); m != nil {
-			return "", badInput("Debian package %q does not exist in %s (apt: %s)", m[1], debianSuite, strings.TrimSpace(m[0]))
-		}
-		return "", fmt.Errorf("installing Debian packages %s: %v", strings.Join(pkgs, ", "), err)
-	}
-	return tag, nil
 }
 
 // packagesFile lists, in an image of Debian packages, each package asked

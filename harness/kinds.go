@@ -1,0 +1,91 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/splitbrain/splitbrain/targets"
+)
+
+// A target's image is a program on at most one base (targets.Build).
+// targets.Kinds describes each kind of either, with the manifest field
+// that chooses it; here each kind has its maker, in a file of its own
+// (kind_*.go), found by that field in programKinds or baseKinds.
+
+// A programKind makes the image that runs a target's program.
+type programKind interface {
+	// build makes image tag of the program b names, from the target's
+	// folder dir, on the image base: scratch when b names no base.
+	build(ctx context.Context, d *Docker, tag, dir string, b targets.Build, base string) error
+}
+
+// A baseKind is a real system a program stands on. It takes minutes to
+// make, so it is made once per machine and cached (cache.go).
+type baseKind interface {
+	// images are the heavy images of b's base, each made on the one
+	// before it; the program goes on the last.
+	images(b targets.Build) []heavyImage
+}
+
+// programKinds and baseKinds make the kinds of targets.Kinds, by their fields.
+var (
+	programKinds = map[string]programKind{"go": goKind{}, "command": commandKind{}, "dockerfile": dockerfileKind{}}
+	baseKinds    = map[string]baseKind{"debian": debianKind{}, "etcd": etcdKind{}}
+)
+
+// BuildTargetImage builds an image of a target, its nodes' or a service's,
+// as the valid build b in the manifest in dir says.
+func (d *Docker) BuildTargetImage(ctx context.Context, tag, dir string, b targets.Build) error {
+	base, err := d.baseImage(ctx, b)
+	if err != nil {
+		return err
+	}
+	return programKinds[b.Program().Field].build(ctx, d, tag, dir, b, base)
+}
+
+// baseImage makes sure the base of b is on this machine, making it if it
+// is not, and names it: scratch when b names none.
+func (d *Docker) baseImage(ctx context.Context, b targets.Build) (string, error) {
+	k, ok := b.Base()
+	if !ok {
+		return "scratch", nil
+	}
+	images := baseKinds[k.Field].images(b)
+	return images[len(images)-1].tag, d.cached(ctx, images...)
+}
+
+// nodeBuild is how a target's node image is made: the manifest's build,
+// with libfaketime added for a node clock that follows it.
+func nodeBuild(m targets.Manifest) targets.Build {
+	b := m.Build
+	if m.Clock == targets.ClockFaketime && len(b.Debian) > 0 {
+		b.Debian = append(slices.Clone(b.Debian), "libfaketime")
+	}
+	return b
+}
+
+// serviceBuild is how a service's image is made, as nodeBuild.
+func serviceBuild(s targets.Service) targets.Build {
+	b := s.Build
+	if s.Clock == targets.ClockFaketime {
+		b.Debian = append(slices.Clone(b.Debian), "libfaketime")
+	}
+	return b
+}
+
+// BaseImages makes sure the bases that target m's images stand on (its
+// Debian packages, its etcd) are on this machine, making those that are
+// not: after it, a run of m builds only its own programs, in seconds.
+func (d *Docker) BaseImages(ctx context.Context, m targets.Manifest) error {
+	builds := []targets.Build{nodeBuild(m)}
+	for _, s := range m.Services {
+		builds = append(builds, serviceBuild(s))
+	}
+	for _, b := range builds {
+		if _, err := d.baseImage(ctx, b); err != nil {
+			return fmt.Errorf("%s: %w", m.Name, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,50 @@
+package harness
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/splitbrain/splitbrain/targets"
+)
+
+// Every kind a manifest may name has its maker, a program's among the
+// programs and a base's among the bases, and no maker is left without its
+// kind.
+func TestEveryKindIsMade(t *testing.T) {
+	made := 0
+	for _, k := range targets.Kinds {
+		_, program := programKinds[k.Field]
+		_, base := baseKinds[k.Field]
+		if program == k.Base || base != k.Base {
+			t.Errorf("kind %s (a base: %v): a program's maker %v, a base's %v", k.Field, k.Base, program, base)
+			continue
+		}
+		made++
+	}
+	if makers := len(programKinds) + len(baseKinds); makers != made {
+		t.Errorf("%d makers for %d kinds of targets.Kinds", makers, made)
+	}
+}
+
+// The names of the heavy images hold their recipes' hashes: a change that
+// moves one makes every machine build it again. These are the names the
+// images had before; a recipe changed on purpose changes them here too.
+func TestHeavyImageNamesStay(t *testing.T) {
+	for _, tc := range []struct {
+		b    targets.Build
+		want []string
+	}{
+		{targets.Build{Debian: []string{"redis-server", "libfaketime"}}, []string{"splitbrain/debian:bookworm-7c01919e47a9", "splitbrain/debian-packages:3321728fe97b"}},
+		{targets.Build{Debian: []string{"redis-sentinel"}}, []string{"splitbrain/debian:bookworm-7c01919e47a9", "splitbrain/debian-packages:c0ef57dd7385"}},
+		{targets.Build{Etcd: "v3.6.16"}, []string{"splitbrain/etcd:v3.6.16-3f0caad21df4"}},
+	} {
+		k, _ := tc.b.Base()
+		var got []string
+		for _, img := range baseKinds[k.Field].images(tc.b) {
+			got = append(got, img.tag)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%+v: images %v, want %v", tc.b, got, tc.want)
+		}
+	}
+}
