@@ -21,6 +21,7 @@ import (
 	"github.com/splitbrain/splitbrain/checkers"
 	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/history"
+	"github.com/splitbrain/splitbrain/internal/parallel"
 	"github.com/splitbrain/splitbrain/nemesis"
 	"github.com/splitbrain/splitbrain/results"
 	"github.com/splitbrain/splitbrain/targets"
@@ -294,14 +295,9 @@ func (r *run) buildImages(ctx context.Context) error {
 	if r.partitions() {
 		builds = append(builds, ours(netfilterImage, netfilterMain))
 	}
-	errs := make([]error, len(builds))
-	var wg sync.WaitGroup
-	for i, b := range builds {
-		wg.Go(func() { errs[i] = b() })
-	}
-	wg.Wait()
+	err := parallel.Each(builds, func(build func() error) error { return build() })
 	r.info.Timings.ImageBuild = time.Since(start).Seconds()
-	return errors.Join(errs...)
+	return err
 }
 
 // systemVersions notes the Debian packages the nodes and services run
