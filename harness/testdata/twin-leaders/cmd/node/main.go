@@ -1,18 +1,27 @@
 // Command node plants a violation at a known time: n1 leads from the start
 // with token 1, and n2 leads with the same token from 2 s to 3 s after it
-// started. No node takes writes.
+// was first asked who leads, which is when the run's observer starts: the
+// time from a container's start to the workload's varies with the
+// machine's load, and two runs must plant it at the same run time. No node
+// takes writes.
 package main
 
 import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 )
 
 func main() {
-	node, start := os.Getenv("SPLITBRAIN_NODE"), time.Now()
+	node := os.Getenv("SPLITBRAIN_NODE")
+	var (
+		asked sync.Once
+		start time.Time
+	)
 	leads := func() bool {
+		asked.Do(func() { start = time.Now() })
 		since := time.Since(start)
 		return node == "n1" || (node == "n2" && since >= 2*time.Second && since < 3*time.Second)
 	}
