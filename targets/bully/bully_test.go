@@ -2,8 +2,6 @@ package bully
 
 import (
 	"fmt"
-	"math/rand/v2"
-	"slices"
 	"strings"
 	"testing"
 
@@ -11,24 +9,16 @@ import (
 	"github.com/splitbrain/splitbrain/targets/election/simnet"
 )
 
-func newCluster(t *testing.T, size int) *simnet.Network[Message] {
-	return simnet.Epochs(t, size, func(id string, peers []string, s election.Store) (*Node, error) {
+// algorithm is bully as simnet's tests of epoch algorithms see it.
+var algorithm = simnet.Epochs[Message, *Node]{
+	New: func(id string, peers []string, s election.Store) (*Node, error) {
 		return New(Config{ID: id, Peers: peers, Storage: s})
-	}, func(n *Node) simnet.Belief {
+	},
+	Belief: func(n *Node) simnet.Belief {
 		st := n.Status()
 		return simnet.Belief{Leader: st.IsLeader(), Lead: st.Coordinator, Token: st.Epoch}
-	}, func(m Message) (string, string) { return m.From, m.To })
-}
-
-func node(c *simnet.Network[Message], id string) *Node { return c.Node(id).(*Node) }
-
-func mustNew(t *testing.T, id string, peers ...string) *Node {
-	t.Helper()
-	n, err := New(Config{ID: id, Peers: peers, Storage: &election.MemoryStore{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
+	},
+	Route: func(m Message) (string, string) { return m.From, m.To },
 }
 
 func types(msgs []Message) string {
@@ -39,21 +29,10 @@ func types(msgs []Message) string {
 	return strings.Join(parts, " ")
 }
 
-func TestHighestNodeWins(t *testing.T) {
-	c := newCluster(t, 5)
-	if l := c.Settle(100); l != "n5" {
-		t.Fatalf("leader %s: %s", l, c.Beliefs())
-	}
-	// A healthy cluster keeps its coordinator and its epoch.
-	e := node(c, "n5").Status().Epoch
-	c.Ticks(100)
-	if c.Stable() != "n5" || node(c, "n5").Status().Epoch != e {
-		t.Fatalf("leadership changed: %s", c.Beliefs())
-	}
-}
+func TestHighestNodeWins(t *testing.T) { algorithm.HighestNodeWins(t) }
 
 func TestElectionStepByStep(t *testing.T) {
-	n2 := mustNew(t, "n2", "n1", "n3", "n4")
+	n2 := algorithm.Start(t, "n2", "n1", "n3", "n4")
 	// A follower that misses its coordinator asks the higher nodes.
 	var msgs []Message
 	for range 10 {
@@ -98,7 +77,7 @@ func TestElectionStepByStep(t *testing.T) {
 }
 
 func TestTopNodeTakesOverAtOnce(t *testing.T) {
-	n3 := mustNew(t, "n3", "n1", "n2")
+	n3 := algorithm.Start(t, "n3", "n1", "n2")
 	var msgs []Message
 	for range 10 {
 		msgs = n3.Tick()
@@ -110,14 +89,14 @@ func TestTopNodeTakesOverAtOnce(t *testing.T) {
 }
 
 func TestBulliesALowerCoordinator(t *testing.T) {
-	n3 := mustNew(t, "n3", "n1", "n2")
+	n3 := algorithm.Start(t, "n3", "n1", "n2")
 	// n3 hears n2 lead: it takes over, above n2's epoch.
 	msgs := simnet.MustStep(t, n3, Message{Type: MsgCoordinator, From: "n2", To: "n3", Epoch: 7})
 	if st := n3.Status(); !st.IsLeader() || st.Epoch != 8 {
 		t.Fatalf("status %+v, msgs %s", st, types(msgs))
 	}
 	// The deposed coordinator follows the higher one.
-	n2 := mustNew(t, "n2", "n1", "n3")
+	n2 := algorithm.Start(t, "n2", "n1", "n3")
 	simnet.MustStep(t, n2, Message{Type: MsgCoordinator, From: "n1", To: "n2", Epoch: 7}) // n2 bullies n1...
 	for range 2 {
 		n2.Tick() // ...and, n3 silent, takes over
@@ -134,13 +113,13 @@ func TestBulliesALowerCoordinator(t *testing.T) {
 // A higher node that leads with an epoch below one the follower knows would
 // have its writes fenced: the follower makes it take a newer epoch.
 func TestStaleCoordinatorTakesNewerEpoch(t *testing.T) {
-	n2 := mustNew(t, "n2", "n1", "n3")
+	n2 := algorithm.Start(t, "n2", "n1", "n3")
 	simnet.MustStep(t, n2, Message{Type: MsgCoordinator, From: "n3", To: "n2", Epoch: 9})
 	got := types(simnet.MustStep(t, n2, Message{Type: MsgCoordinator, From: "n3", To: "n2", Epoch: 6}))
 	if got != "n2>n3:election/9" {
 		t.Fatalf("got %s", got)
 	}
-	n3 := mustNew(t, "n3", "n1", "n2")
+	n3 := algorithm.Start(t, "n3", "n1", "n2")
 	for range 10 {
 		n3.Tick() // leads with epoch 2
 	}
@@ -151,17 +130,13 @@ func TestStaleCoordinatorTakesNewerEpoch(t *testing.T) {
 }
 
 func TestIgnoresForeignMessages(t *testing.T) {
-	n2 := mustNew(t, "n2", "n1", "n3")
-	for _, m := range []Message{
-		{Type: MsgCoordinator, From: "n9", To: "n2", Epoch: 50}, // unknown sender
-		{Type: MsgCoordinator, From: "n3", To: "n1", Epoch: 50}, // not for us
-		{Type: "hello", From: "n3", To: "n2", Epoch: 50},        // unknown type
-		{Type: MsgElection, From: "n3", To: "n2", Epoch: 0},     // elections go up
-	} {
-		if msgs := simnet.MustStep(t, n2, m); len(msgs) != 0 || n2.Status() != (Status{ID: "n2", State: Follower}) {
-			t.Fatalf("%+v: %s %+v", m, types(msgs), n2.Status())
-		}
-	}
+	n2 := algorithm.Start(t, "n2", "n1", "n3")
+	simnet.Ignores(t, n2, n2.Status, Status{ID: "n2", State: Follower},
+		Message{Type: MsgCoordinator, From: "n9", To: "n2", Epoch: 50}, // unknown sender
+		Message{Type: MsgCoordinator, From: "n3", To: "n1", Epoch: 50}, // not for us
+		Message{Type: "hello", From: "n3", To: "n2", Epoch: 50},        // unknown type
+		Message{Type: MsgElection, From: "n3", To: "n2", Epoch: 0},     // elections go up
+	)
 }
 
 func TestNoLeadershipWithoutDurableEpoch(t *testing.T) {
@@ -180,18 +155,12 @@ func TestNoLeadershipWithoutDurableEpoch(t *testing.T) {
 }
 
 func TestFailoverAndRestart(t *testing.T) {
-	c := newCluster(t, 5)
-	c.Settle(100)
-	e5 := node(c, "n5").Status().Epoch
-	c.Crash("n5")
-	if l := c.Settle(100); l != "n4" || node(c, "n4").Status().Epoch <= e5 {
-		t.Fatalf("after n5 crashed: %s", c.Beliefs())
-	}
+	c := algorithm.FailOver(t)
 	// n5 comes back knowing its last epoch, and bullies its way back in
 	// with a newer one.
-	e4 := node(c, "n4").Status().Epoch
+	e4 := c.Belief("n4").Token
 	c.Restart("n5")
-	if l := c.Settle(100); l != "n5" || node(c, "n5").Status().Epoch <= e4 {
+	if l := c.Settle(100); l != "n5" || c.Belief("n5").Token <= e4 {
 		t.Fatalf("after n5 restarted: %s", c.Beliefs())
 	}
 }
@@ -200,16 +169,10 @@ func TestFailoverAndRestart(t *testing.T) {
 // each with an epoch of its own. Healing leaves the highest node in charge
 // with an epoch above both.
 func TestPartitionedSidesBothLead(t *testing.T) {
-	c := newCluster(t, 5)
-	c.Settle(100)
-	c.Partition([]string{"n4", "n5"})
-	c.Until(100, func() bool { return len(c.Leaders()) == 2 }, "two coordinators")
-	if ls := c.Leaders(); !slices.Equal(ls, []string{"n3", "n5"}) {
-		t.Fatalf("leaders %v", ls)
-	}
-	e3 := node(c, "n3").Status().Epoch
+	c := algorithm.BothSidesLead(t, []string{"n4", "n5"}, []string{"n3", "n5"})
+	e3 := c.Belief("n3").Token
 	c.Heal()
-	if l := c.Settle(100); l != "n5" || node(c, "n5").Status().Epoch <= e3 {
+	if l := c.Settle(100); l != "n5" || c.Belief("n5").Token <= e3 {
 		t.Fatalf("after the heal: %s", c.Beliefs())
 	}
 }
@@ -218,15 +181,10 @@ func TestPartitionedSidesBothLead(t *testing.T) {
 // partitions and crash-restarts; the network checks tokens after every
 // event. Once the faults stop, the highest node must lead everyone.
 func TestSafetyRandom(t *testing.T) {
-	simnet.Seeds(t, 3, func(seed uint64, rng *rand.Rand) int {
-		c := newCluster(t, 1+rng.IntN(5))
-		c.Loss, c.Delay = rng.Float64()*0.3, rng.Float64()*0.3
-		c.Storm(rng, 300)
-		c.Calm()
+	algorithm.Storms(t, func(c *simnet.Network[Message], seed uint64) {
 		if l, all := c.Settle(100), c.IDs(); l != all[len(all)-1] {
 			t.Fatalf("seed %d: %s leads, not the highest: %s", seed, l, c.Beliefs())
 		}
-		return c.Tokens()
 	})
 }
 

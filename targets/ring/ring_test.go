@@ -2,8 +2,6 @@ package ring
 
 import (
 	"fmt"
-	"math/rand/v2"
-	"slices"
 	"strings"
 	"testing"
 
@@ -11,24 +9,16 @@ import (
 	"github.com/splitbrain/splitbrain/targets/election/simnet"
 )
 
-func newCluster(t *testing.T, size int) *simnet.Network[Message] {
-	return simnet.Epochs(t, size, func(id string, peers []string, s election.Store) (*Node, error) {
+// algorithm is ring as simnet's tests of epoch algorithms see it.
+var algorithm = simnet.Epochs[Message, *Node]{
+	New: func(id string, peers []string, s election.Store) (*Node, error) {
 		return New(Config{ID: id, Peers: peers, Storage: s})
-	}, func(n *Node) simnet.Belief {
+	},
+	Belief: func(n *Node) simnet.Belief {
 		st := n.Status()
 		return simnet.Belief{Leader: st.IsLeader(), Lead: st.Leader, Token: st.Epoch}
-	}, func(m Message) (string, string) { return m.From, m.To })
-}
-
-func node(c *simnet.Network[Message], id string) *Node { return c.Node(id).(*Node) }
-
-func mustNew(t *testing.T, id string, peers ...string) *Node {
-	t.Helper()
-	n, err := New(Config{ID: id, Peers: peers, Storage: &election.MemoryStore{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
+	},
+	Route: func(m Message) (string, string) { return m.From, m.To },
 }
 
 // show renders messages compactly: from>to:type[candidate]/epoch#seq.
@@ -40,21 +30,11 @@ func show(msgs []Message) string {
 	return strings.Join(parts, " ")
 }
 
-func TestHighestNodeWins(t *testing.T) {
-	c := newCluster(t, 5)
-	if l := c.Settle(100); l != "n5" {
-		t.Fatalf("leader %s: %s", l, c.Beliefs())
-	}
-	e := node(c, "n5").Status().Epoch
-	c.Ticks(100)
-	if c.Stable() != "n5" || node(c, "n5").Status().Epoch != e {
-		t.Fatalf("leadership changed: %s", c.Beliefs())
-	}
-}
+func TestHighestNodeWins(t *testing.T) { algorithm.HighestNodeWins(t) }
 
 // Chang-Roberts step by step on the ring n1 -> n2 -> n3 -> n1.
 func TestElectionStepByStep(t *testing.T) {
-	n2 := mustNew(t, "n2", "n1", "n3")
+	n2 := algorithm.Start(t, "n2", "n1", "n3")
 	// A lower candidacy is replaced by ours; acknowledged either way.
 	got := show(simnet.MustStep(t, n2, Message{Type: MsgElection, From: "n1", To: "n2", Seq: 7, Candidate: "n1", Epoch: 4}))
 	if got != "n2>n1:ack[]/0#7 n2>n3:election[n2]/4#1" {
@@ -83,7 +63,7 @@ func TestElectionStepByStep(t *testing.T) {
 	}
 
 	// A follower takes the announcement and passes it on.
-	n3 := mustNew(t, "n3", "n1", "n2")
+	n3 := algorithm.Start(t, "n3", "n1", "n2")
 	if got := show(simnet.MustStep(t, n3, Message{Type: MsgElected, From: "n2", To: "n3", Seq: 3, Candidate: "n2", Epoch: 7})); got != "n3>n2:ack[]/0#3 n3>n1:elected[n2]/7#1" {
 		t.Fatalf("elected: %s", got)
 	}
@@ -95,7 +75,7 @@ func TestElectionStepByStep(t *testing.T) {
 // A ring message nobody acknowledges skips to the next node; when the ring
 // comes back to its sender, that node is alone and elects itself.
 func TestSkipsSilentNodes(t *testing.T) {
-	n1 := mustNew(t, "n1", "n2", "n3")
+	n1 := algorithm.Start(t, "n1", "n2", "n3")
 	var msgs []Message
 	for range 10 {
 		msgs = n1.Tick()
@@ -113,7 +93,7 @@ func TestSkipsSilentNodes(t *testing.T) {
 		t.Fatalf("resent: %s", got)
 	}
 	// Nobody answers at all: n1 is a ring of one.
-	n1 = mustNew(t, "n1", "n2", "n3")
+	n1 = algorithm.Start(t, "n1", "n2", "n3")
 	for range 14 {
 		n1.Tick()
 	}
@@ -125,7 +105,7 @@ func TestSkipsSilentNodes(t *testing.T) {
 // Of two leaders, the one with the higher epoch prevails; stale
 // announcements and heartbeats are ignored.
 func TestHigherEpochPrevails(t *testing.T) {
-	n1 := mustNew(t, "n1", "n2", "n3")
+	n1 := algorithm.Start(t, "n1", "n2", "n3")
 	simnet.MustStep(t, n1, Message{Type: MsgHeartbeat, From: "n3", To: "n1", Epoch: 5})
 	if st := n1.Status(); st.Leader != "n3" || st.Epoch != 5 {
 		t.Fatalf("status %+v", st)
@@ -144,16 +124,12 @@ func TestHigherEpochPrevails(t *testing.T) {
 }
 
 func TestIgnoresForeignMessages(t *testing.T) {
-	n2 := mustNew(t, "n2", "n1", "n3")
-	for _, m := range []Message{
-		{Type: MsgHeartbeat, From: "n9", To: "n2", Epoch: 50}, // unknown sender
-		{Type: MsgHeartbeat, From: "n3", To: "n1", Epoch: 50}, // not for us
-		{Type: "hello", From: "n3", To: "n2", Epoch: 50},      // unknown type
-	} {
-		if msgs := simnet.MustStep(t, n2, m); len(msgs) != 0 || n2.Status() != (Status{ID: "n2", State: Follower}) {
-			t.Fatalf("%+v: %s %+v", m, show(msgs), n2.Status())
-		}
-	}
+	n2 := algorithm.Start(t, "n2", "n1", "n3")
+	simnet.Ignores(t, n2, n2.Status, Status{ID: "n2", State: Follower},
+		Message{Type: MsgHeartbeat, From: "n9", To: "n2", Epoch: 50}, // unknown sender
+		Message{Type: MsgHeartbeat, From: "n3", To: "n1", Epoch: 50}, // not for us
+		Message{Type: "hello", From: "n3", To: "n2", Epoch: 50},      // unknown type
+	)
 }
 
 func TestNoLeadershipWithoutDurableEpoch(t *testing.T) {
@@ -176,13 +152,7 @@ func TestNoLeadershipWithoutDurableEpoch(t *testing.T) {
 }
 
 func TestFailoverAndRestart(t *testing.T) {
-	c := newCluster(t, 5)
-	c.Settle(100)
-	e5 := node(c, "n5").Status().Epoch
-	c.Crash("n5")
-	if l := c.Settle(100); l != "n4" || node(c, "n4").Status().Epoch <= e5 {
-		t.Fatalf("after n5 crashed: %s", c.Beliefs())
-	}
+	c := algorithm.FailOver(t)
 	// Chang-Roberts elects only when a leader is missed: n5 comes back as
 	// a follower of n4, and keeps its saved epoch for its next win.
 	c.Restart("n5")
@@ -199,16 +169,10 @@ func TestFailoverAndRestart(t *testing.T) {
 // Ring promises no exclusive leadership: both sides of a partition elect,
 // each with an epoch of its own. After the heal the higher epoch prevails.
 func TestPartitionedSidesBothLead(t *testing.T) {
-	c := newCluster(t, 5)
-	c.Settle(100)
-	c.Partition([]string{"n1", "n2"})
-	c.Until(100, func() bool { return len(c.Leaders()) == 2 }, "two leaders")
-	if ls := c.Leaders(); !slices.Equal(ls, []string{"n2", "n5"}) {
-		t.Fatalf("leaders %v", ls)
-	}
-	e2 := node(c, "n2").Status().Epoch
+	c := algorithm.BothSidesLead(t, []string{"n1", "n2"}, []string{"n2", "n5"})
+	e2 := c.Belief("n2").Token
 	c.Heal()
-	if l := c.Settle(100); l != "n2" || node(c, "n2").Status().Epoch != e2 {
+	if l := c.Settle(100); l != "n2" || c.Belief("n2").Token != e2 {
 		t.Fatalf("after the heal: %s", c.Beliefs())
 	}
 }
@@ -217,14 +181,7 @@ func TestPartitionedSidesBothLead(t *testing.T) {
 // partitions and crash-restarts; the network checks tokens after every
 // event. Once the faults stop, one leader must lead everyone.
 func TestSafetyRandom(t *testing.T) {
-	simnet.Seeds(t, 3, func(seed uint64, rng *rand.Rand) int {
-		c := newCluster(t, 1+rng.IntN(5))
-		c.Loss, c.Delay = rng.Float64()*0.3, rng.Float64()*0.3
-		c.Storm(rng, 300)
-		c.Calm()
-		c.Settle(200)
-		return c.Tokens()
-	})
+	algorithm.Storms(t, func(c *simnet.Network[Message], _ uint64) { c.Settle(200) })
 }
 
 func TestConfigValidate(t *testing.T) {
@@ -259,7 +216,7 @@ func TestConfigValidate(t *testing.T) {
 // the copy of an election already won is acknowledged and nothing more,
 // and a late ELECTION of an ended election is not resent.
 func TestCopiesOfEndedElections(t *testing.T) {
-	n2 := mustNew(t, "n2", "n1", "n3")
+	n2 := algorithm.Start(t, "n2", "n1", "n3")
 	for range 10 {
 		n2.Tick()
 	}
@@ -272,7 +229,7 @@ func TestCopiesOfEndedElections(t *testing.T) {
 		t.Fatalf("a copy of the won election: %s, %+v", got, n2.Status())
 	}
 
-	n1 := mustNew(t, "n1", "n2", "n3")
+	n1 := algorithm.Start(t, "n1", "n2", "n3")
 	simnet.MustStep(t, n1, Message{Type: MsgElection, From: "n3", To: "n1", Seq: 1, Candidate: "n3", Epoch: 2})
 	simnet.MustStep(t, n1, Message{Type: MsgElected, From: "n3", To: "n1", Seq: 2, Candidate: "n3", Epoch: 5})
 	// Neither is acknowledged: after AckTicks only the ELECTED, still

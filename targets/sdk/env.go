@@ -1,4 +1,4 @@
-// Package sdk gives a Go target the node API server, the resource client, the skewable clock and a driver for its state machine, so the target holds only its algorithm.
+// Package sdk gives a Go target the node API server, the resource client, the skewable clock and a driver for its state machine or for its own elector (an agent beside a real server), so the target holds only its algorithm.
 package sdk
 
 import (

@@ -125,6 +125,15 @@ func (b *snapshot) publish(l contract.Leadership) {
 // settings from s), and runs it. A bad setting or a failed start ends the
 // process with one line on its log.
 func Main[M any](build func(env Env, s *Settings) (*Node[M], error)) {
+	env, n := setUp(build)
+	n.Env = env
+	log.Fatal(n.Run())
+}
+
+// setUp reads the harness's environment and has build make the node from
+// it, as Main and AgentMain do; a bad setting or a failed build ends the
+// process.
+func setUp[T any](build func(env Env, s *Settings) (T, error)) (Env, T) {
 	env, err := EnvFromOS()
 	if err != nil {
 		log.Fatal(err)
@@ -137,6 +146,5 @@ func Main[M any](build func(env Env, s *Settings) (*Node[M], error)) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	n.Env = env
-	log.Fatal(n.Run())
+	return env, n
 }

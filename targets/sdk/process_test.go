@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -68,31 +69,49 @@ func TestStartServerForwardsSIGTERM(t *testing.T) {
 	}
 }
 
-// Supervise ends the agent when its server ends: the test runs itself as
-// the agent, whose server prints a line and exits with status 3.
+// Supervise ends the agent when its server ends, and so does an Agent with
+// a Server, even while it waits for Ready. Each case runs this test again
+// as the agent, whose server prints a line and exits with status 3.
 func TestSupervise(t *testing.T) {
-	if os.Getenv("SDK_TEST_SUPERVISED") == "1" {
-		p, err := StartServer("sh", "-c", "echo the server speaks; exit 3")
-		if err != nil {
-			t.Fatal(err)
-		}
-		p.Supervise()
-		time.Sleep(time.Minute)
+	server := []string{"sh", "-c", "echo the server speaks; exit 3"}
+	agents := map[string]func(){
+		"process": func() {
+			p, err := StartServer(server[0], server[1:]...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Supervise()
+			time.Sleep(time.Minute)
+		},
+		"agent": func() {
+			a := &Agent{Server: server, Elector: &agent{}, Ready: func() { time.Sleep(time.Minute) }}
+			t.Fatal(a.Run())
+		},
+	}
+	if run, ok := agents[os.Getenv("SDK_TEST_SUPERVISED")]; ok {
+		run()
 		t.Fatal("the agent outlived its server")
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestSupervise$")
-	cmd.Env = append(os.Environ(), "SDK_TEST_SUPERVISED=1")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
-		t.Errorf("the agent's exit: %v", err)
-	}
-	if !strings.Contains(stdout.String(), "the server speaks") {
-		t.Errorf("the server's output did not reach the agent's: %q", stdout.String())
-	}
-	if !strings.Contains(stderr.String(), "sh exited: exit status 3") {
-		t.Errorf("the agent's log does not say why it ended: %q", stderr.String())
+	for name := range agents {
+		t.Run(name, func(t *testing.T) {
+			// Well within the minute the agent would outlive its server.
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestSupervise$")
+			cmd.Env = append(os.Environ(), "SDK_TEST_SUPERVISED="+name)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+				t.Errorf("the agent's exit: %v", err)
+			}
+			if !strings.Contains(stdout.String(), "the server speaks") {
+				t.Errorf("the server's output did not reach the agent's: %q", stdout.String())
+			}
+			if !strings.Contains(stderr.String(), "sh exited: exit status 3") {
+				t.Errorf("the agent's log does not say why it ended: %q", stderr.String())
+			}
+		})
 	}
 }

@@ -102,10 +102,6 @@ func NewServer(env Env, e Elector, opts ...Option) *Server {
 	return s
 }
 
-// Clock is the node's wall clock, skewed by the harness's clock faults.
-// Targets must read wall time through it.
-func (s *Server) Clock() *Clock { return s.clock }
-
 // Handle registers a target's own endpoint, peer messages say.
 func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
 

@@ -1,4 +1,4 @@
-// Package simnet is a deterministic in-memory network for the tests of the election state machines: fake time, FIFO delivery, and faults (loss, delay, cut links, crashes).
+// Package simnet is a deterministic in-memory network for the tests of the election state machines: fake time, FIFO delivery, and faults (loss, delay, cut links, crashes), with the scenarios the epoch algorithms share.
 package simnet
 
 import (
@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/splitbrain/splitbrain/targets/election"
 )
 
 // Machine is a state machine in the style of go.etcd.io/raft: ticks and
@@ -319,39 +317,6 @@ func IDs(size int) []string {
 	return ids
 }
 
-// Epochs starts n1..nN of an algorithm whose token is an epoch saved
-// before leading (bully, ring), each node with its own
-// election.MemoryStore, which survives its crashes. Besides the token
-// checks, the network checks after every event that each leader saved its
-// epoch before it led.
-func Epochs[M any, N Machine[M]](t testing.TB, size int,
-	start func(id string, peers []string, s election.Store) (N, error),
-	belief func(N) Belief, route func(M) (from, to string)) *Network[M] {
-	all := IDs(size)
-	stores := map[string]*election.MemoryStore{}
-	for _, id := range all {
-		stores[id] = &election.MemoryStore{}
-	}
-	nw := New(t, all, func(id string) Machine[M] {
-		n, err := start(id, slices.DeleteFunc(slices.Clone(all), func(p string) bool { return p == id }), stores[id])
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}, route)
-	nw.Belief = func(id string) Belief { return belief(nw.nodes[id].(N)) }
-	nw.AfterEach = func() {
-		for _, id := range all {
-			if b := nw.Belief(id); b.Leader {
-				if saved, _ := stores[id].Load(); saved < b.Token {
-					t.Fatalf("%s leads with epoch %d but saved only %d", id, b.Token, saved)
-				}
-			}
-		}
-	}
-	return nw
-}
-
 // Seeds runs trial once per seed, 200 seeds (20 with -short), each with
 // its own rng, and sums the tokens the trials report having seen led
 // with: if they average fewer than min per seed, the faults were too weak
@@ -389,4 +354,16 @@ func MustStep[M any](t testing.TB, n Machine[M], m M) []M {
 		t.Fatalf("Step(%+v): %v", m, err)
 	}
 	return out
+}
+
+// Ignores steps n with each of msgs, none of them n's to act on (from an
+// unknown sender, for another node, of an unknown type): n must send
+// nothing and its status must stay want.
+func Ignores[M any, S comparable](t testing.TB, n Machine[M], status func() S, want S, msgs ...M) {
+	t.Helper()
+	for _, m := range msgs {
+		if out := MustStep(t, n, m); len(out) != 0 || status() != want {
+			t.Fatalf("%+v: sent %+v, status %+v", m, out, status())
+		}
+	}
 }

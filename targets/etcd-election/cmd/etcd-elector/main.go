@@ -50,38 +50,37 @@ const (
 	revokeTimeout = time.Second
 )
 
-func main() {
-	env, err := sdk.EnvFromOS()
-	if err != nil {
-		log.Fatal(err)
-	}
-	var s sdk.Settings
+func main() { sdk.AgentMain(build) }
+
+// build makes the node's etcd client and the elector that campaigns with
+// it.
+func build(env sdk.Env, s *sdk.Settings) (*sdk.Agent, error) {
 	ttl := s.Int("ETCD_SESSION_TTL", 2)
 	prefix := s.String("ETCD_ELECTION_PREFIX", "/splitbrain/election")
 	flawName := s.String("ETCD_ELECTOR_FLAW", "")
 	if err := s.Err(); err != nil {
-		log.Fatal(err)
+		return nil, err
 	}
 	if ttl < 1 {
-		log.Fatalf("ETCD_SESSION_TTL=%d: want whole seconds, at least 1", ttl)
+		return nil, fmt.Errorf("ETCD_SESSION_TTL=%d: want whole seconds, at least 1", ttl)
 	}
 	flaw, err := etcdelection.ParseFlaw(flawName)
 	if err != nil {
-		log.Fatalf("ETCD_ELECTOR_FLAW: %v", err)
+		return nil, fmt.Errorf("ETCD_ELECTOR_FLAW: %w", err)
 	}
 	el, err := etcdelection.New(flaw)
 	if err != nil {
-		log.Fatal(err)
+		return nil, err
 	}
 	endpoints := slices.Sorted(maps.Values(env.Services))
 	if len(endpoints) == 0 {
-		log.Fatal("no etcd members in SPLITBRAIN_SERVICES")
+		return nil, errors.New("no etcd members in SPLITBRAIN_SERVICES")
 	}
 	// The client logs every retry under faults at info level; its errors
 	// are all that is worth keeping beside the node's own story.
 	lg, err := logutil.CreateDefaultZapLogger(zapcore.ErrorLevel)
 	if err != nil {
-		log.Fatal(err)
+		return nil, err
 	}
 	cli, err := clientv3.New(clientv3.Config{
 		Endpoints:   endpoints,
@@ -95,7 +94,7 @@ func main() {
 		Logger:               lg,
 	})
 	if err != nil {
-		log.Fatal(err)
+		return nil, err
 	}
 	n := &node{id: env.Node, cli: cli, prefix: prefix, ttl: ttl, elector: el}
 	kind := "correct"
@@ -103,8 +102,7 @@ func main() {
 		kind = "naive"
 	}
 	log.Printf("%s: %s elector on etcd %v, prefix %s, session TTL %ds", n.id, kind, endpoints, prefix, ttl)
-	go n.run()
-	log.Fatal(sdk.NewServer(env, n).ListenAndServe())
+	return &sdk.Agent{Elector: n, Loop: n.run}, nil
 }
 
 var errNotLeader = errors.New("not leading")

@@ -36,27 +36,18 @@ const (
 )
 
 func main() {
-	env, err := sdk.EnvFromOS()
-	if err != nil {
-		log.Fatal(err)
-	}
-	members := append([]string{env.Node}, env.PeerIDs()...)
-	slices.Sort(members)
-	for k, v := range etcd.MemberEnv(env.Node, members, nil) {
-		if os.Getenv(k) == "" { // the manifest's env wins
-			os.Setenv(k, v)
+	sdk.AgentMain(func(env sdk.Env, _ *sdk.Settings) (*sdk.Agent, error) {
+		members := append([]string{env.Node}, env.PeerIDs()...)
+		slices.Sort(members)
+		for k, v := range etcd.MemberEnv(env.Node, members, nil) {
+			if os.Getenv(k) == "" { // the manifest's env wins
+				os.Setenv(k, v)
+			}
 		}
-	}
-	member, err := sdk.StartServer(server)
-	if err != nil {
-		log.Fatal(err)
-	}
-	member.Supervise()
-
-	local := fmt.Sprintf("http://127.0.0.1:%d", etcd.ClientPort)
-	a := &agent{node: env.Node, member: local, httpc: &http.Client{Timeout: statusTimeout}}
-	a.join()
-	log.Fatal(sdk.NewServer(env, a, sdk.Polled()).ListenAndServe())
+		local := fmt.Sprintf("http://127.0.0.1:%d", etcd.ClientPort)
+		a := &agent{node: env.Node, member: local, httpc: &http.Client{Timeout: statusTimeout}}
+		return &sdk.Agent{Server: []string{server}, Elector: a, Ready: a.join, Polled: true}, nil
+	})
 }
 
 // agent reads its member's state over the member's HTTP client port.

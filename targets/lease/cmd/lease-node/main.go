@@ -24,37 +24,33 @@ import (
 )
 
 func main() {
-	env, err := sdk.EnvFromOS()
-	if err != nil {
-		log.Fatal(err)
-	}
-	var s sdk.Settings
-	tick := s.Duration("LEASE_TICK", 100*time.Millisecond)
-	cfg := lease.Config{
-		ID:            env.Node,
-		Duration:      s.Duration("LEASE_DURATION", time.Second),
-		RenewDeadline: s.Duration("LEASE_RENEW_DEADLINE", 700*time.Millisecond),
-	}
-	storeName := s.String("LEASE_STORE", "store")
-	if err := s.Err(); err != nil {
-		log.Fatal(err)
-	}
-	addr, ok := env.Services[storeName]
-	if !ok {
-		log.Fatalf("no service %q in SPLITBRAIN_SERVICES (%v)", storeName, env.Services)
-	}
-	e, err := lease.New(cfg)
-	if err != nil {
-		log.Fatal(err)
-	}
-	// A request may take up to two ticks: an answer later than that is
-	// worth less than the next round's, and a frozen store must not hold
-	// the loop for long.
-	n := &node{elector: e, store: "http://" + addr + "/lease", hc: &http.Client{Timeout: 2 * tick}}
-	srv := sdk.NewServer(env, n)
-	n.clock = srv.Clock()
-	go n.loop(env.Node, tick)
-	log.Fatal(srv.ListenAndServe())
+	sdk.AgentMain(func(env sdk.Env, s *sdk.Settings) (*sdk.Agent, error) {
+		tick := s.Duration("LEASE_TICK", 100*time.Millisecond)
+		cfg := lease.Config{
+			ID:            env.Node,
+			Duration:      s.Duration("LEASE_DURATION", time.Second),
+			RenewDeadline: s.Duration("LEASE_RENEW_DEADLINE", 700*time.Millisecond),
+		}
+		storeName := s.String("LEASE_STORE", "store")
+		addr, ok := env.Services[storeName]
+		if !ok {
+			return nil, fmt.Errorf("no service %q in SPLITBRAIN_SERVICES (%v)", storeName, env.Services)
+		}
+		e, err := lease.New(cfg)
+		if err != nil {
+			return nil, err
+		}
+		// A request may take up to two ticks: an answer later than that is
+		// worth less than the next round's, and a frozen store must not hold
+		// the loop for long.
+		n := &node{
+			clock:   sdk.NewClock(env.ClockFile),
+			store:   "http://" + addr + "/lease",
+			hc:      &http.Client{Timeout: 2 * tick},
+			elector: e,
+		}
+		return &sdk.Agent{Elector: n, Loop: func() { n.loop(env.Node, tick) }}, nil
+	})
 }
 
 // node drives the elector: one request to the store a tick, one at a time.

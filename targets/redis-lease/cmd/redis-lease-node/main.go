@@ -4,6 +4,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log"
 	"sync"
 	"time"
@@ -25,49 +26,42 @@ end
 return 0`
 
 func main() {
-	env, err := sdk.EnvFromOS()
-	if err != nil {
-		log.Fatal(err)
-	}
-	var s sdk.Settings
-	// A round every renew interval: an acquire, or the leader's renewal.
-	renew := s.Duration("REDIS_LEASE_RENEW", 300*time.Millisecond)
-	// A leader whose renewal fails by its timeout steps down within
-	// renew + timeout of its last renewal: before the TTL frees the lock
-	// for the others as long as that is shorter than the TTL (600 ms of
-	// 1 s by default), so partitions and a dead Redis make no two leaders.
-	timeout := s.Duration("REDIS_LEASE_TIMEOUT", renew)
-	cfg := redislease.Config{
-		ID:  env.Node,
-		Key: s.String("REDIS_LEASE_KEY", "splitbrain:leader"),
-		TTL: s.Duration("REDIS_LEASE_TTL", time.Second),
-	}
-	if err := s.Err(); err != nil {
-		log.Fatal(err)
-	}
-	addr, ok := env.Services["redis"]
-	if !ok {
-		log.Fatalf("no service redis in SPLITBRAIN_SERVICES (%v)", env.Services)
-	}
-	e, err := redislease.New(cfg)
-	if err != nil {
-		log.Fatal(err)
-	}
-	rdb := redis.NewClient(&redis.Options{
-		Addr: addr,
-		// One attempt per request, bounded by its context: the next round
-		// is the retry, as in the seed's loop.
-		MaxRetries:            -1,
-		ContextTimeoutEnabled: true,
-		// After a run of failed dials (Redis killed), the pool stops
-		// dialing and probes in the background, once a second, each probe
-		// as long as this: the default 5 s would keep every node from a
-		// restarted Redis for seconds.
-		DialTimeout: timeout,
+	sdk.AgentMain(func(env sdk.Env, s *sdk.Settings) (*sdk.Agent, error) {
+		// A round every renew interval: an acquire, or the leader's renewal.
+		renew := s.Duration("REDIS_LEASE_RENEW", 300*time.Millisecond)
+		// A leader whose renewal fails by its timeout steps down within
+		// renew + timeout of its last renewal: before the TTL frees the lock
+		// for the others as long as that is shorter than the TTL (600 ms of
+		// 1 s by default), so partitions and a dead Redis make no two leaders.
+		timeout := s.Duration("REDIS_LEASE_TIMEOUT", renew)
+		cfg := redislease.Config{
+			ID:  env.Node,
+			Key: s.String("REDIS_LEASE_KEY", "splitbrain:leader"),
+			TTL: s.Duration("REDIS_LEASE_TTL", time.Second),
+		}
+		addr, ok := env.Services["redis"]
+		if !ok {
+			return nil, fmt.Errorf("no service redis in SPLITBRAIN_SERVICES (%v)", env.Services)
+		}
+		e, err := redislease.New(cfg)
+		if err != nil {
+			return nil, err
+		}
+		rdb := redis.NewClient(&redis.Options{
+			Addr: addr,
+			// One attempt per request, bounded by its context: the next round
+			// is the retry, as in the seed's loop.
+			MaxRetries:            -1,
+			ContextTimeoutEnabled: true,
+			// After a run of failed dials (Redis killed), the pool stops
+			// dialing and probes in the background, once a second, each probe
+			// as long as this: the default 5 s would keep every node from a
+			// restarted Redis for seconds.
+			DialTimeout: timeout,
+		})
+		n := &node{id: env.Node, elector: e, rdb: rdb, timeout: timeout}
+		return &sdk.Agent{Elector: n, Loop: func() { n.loop(renew) }}, nil
 	})
-	n := &node{id: env.Node, elector: e, rdb: rdb, timeout: timeout}
-	go n.loop(renew)
-	log.Fatal(sdk.NewServer(env, n).ListenAndServe())
 }
 
 // node drives the elector: one request to Redis at a time, a round every

@@ -41,20 +41,19 @@ const (
 	roleTimeout = 500 * time.Millisecond
 )
 
-func main() {
-	env, err := sdk.EnvFromOS()
-	if err != nil {
-		log.Fatal(err)
-	}
-	var s sdk.Settings
+func main() { sdk.AgentMain(build) }
+
+// build configures the node's redis-server and makes the agent that serves
+// its node API from the server's ROLE and the Sentinels' answers.
+func build(env sdk.Env, s *sdk.Settings) (*sdk.Agent, error) {
 	primary := s.String("REDIS_PRIMARY", "n1")
 	masterName := s.String("REDIS_MASTER_NAME", "mymaster")
 	poll := s.Duration("REDIS_SENTINEL_POLL", 200*time.Millisecond)
 	if err := s.Err(); err != nil {
-		log.Fatal(err)
+		return nil, err
 	}
 	if len(env.Services) == 0 {
-		log.Fatal("no Sentinels: SPLITBRAIN_SERVICES is empty")
+		return nil, errors.New("no Sentinels: SPLITBRAIN_SERVICES is empty")
 	}
 
 	// go-redis would log every failed dial, a round's worth each round
@@ -63,14 +62,8 @@ func main() {
 
 	conf := filepath.Join(dataDir, "redis.conf")
 	if err := writeConfig(conf, env.Node, primary); err != nil {
-		log.Fatal(err)
+		return nil, err
 	}
-	server, err := sdk.StartServer("redis-server", conf)
-	if err != nil {
-		log.Fatal(err)
-	}
-	server.Supervise()
-
 	rdb := redis.NewClient(&redis.Options{
 		Addr: fmt.Sprintf("127.0.0.1:%d", redisPort),
 		// One attempt: go-redis would retry a READONLY, which is the
@@ -78,12 +71,11 @@ func main() {
 		MaxRetries:            -1,
 		ContextTimeoutEnabled: true,
 	})
-	waitForServer(rdb)
 
 	store := &sdk.FileStore[redissentinel.State]{Path: filepath.Join(dataDir, "agent.json")}
 	st, err := store.Load()
 	if err != nil {
-		log.Fatal(err)
+		return nil, err
 	}
 	// The zero state is a first start: no node's state goes back to it,
 	// since its epoch only rises.
@@ -96,7 +88,6 @@ func main() {
 		store: store,
 		st:    st,
 	}
-	log.Printf("%s: redis-server is up; state %+v", env.Node, st)
 
 	var sentinels []*sentinel
 	for _, addr := range slices.Sorted(maps.Values(env.Services)) {
@@ -109,8 +100,16 @@ func main() {
 			DialTimeout: poll,
 		})})
 	}
-	go a.loop(sentinels, masterName, poll)
-	log.Fatal(sdk.NewServer(env, a, sdk.Polled()).ListenAndServe())
+	return &sdk.Agent{
+		Server:  []string{"redis-server", conf},
+		Elector: a,
+		Ready: func() {
+			waitForServer(rdb)
+			log.Printf("%s: redis-server is up; state %+v", env.Node, st)
+		},
+		Loop:   func() { a.loop(sentinels, masterName, poll) },
+		Polled: true,
+	}, nil
 }
 
 // writeConfig writes the server's configuration on the node's first start
