@@ -121,6 +121,12 @@ type lostLeader struct {
 //     recovery, with no fault in effect, is Invalid too (leader-lost): a
 //     cluster that re-elected and then lost its leader for good.
 //
+// Only what the history proves is judged: Valid needs a single leader
+// within recovery of the final heal and a history that does not end in a
+// stretch with no leader after it; Invalid needs the breach itself. A
+// history that ends before either is proved (a run killed or stopped
+// early) is Unknown, and the Note says how far it got.
+//
 // Figures: observed_s, leaderless_s, leaderless_periods,
 // leaderless_longest_s, first_leader_s, failovers, failover_max_s,
 // failover_mean_s, elections, elections_per_min, storms, writes_ok,
@@ -167,10 +173,15 @@ func Availability(recovery time.Duration) func(Input) Result {
 		case s.recovered >= 0 && s.recovered <= s.deadline && s.lost != nil:
 			r.Valid = Invalid
 			r.Violations = []Violation{s.leaderLost(from)}
+		case s.recovered >= 0 && s.recovered <= s.deadline && s.endsLeaderless():
+			r.Valid = Unknown
+			began := &h[s.sinceAt]
+			why = fmt.Sprintf("After %s a single leader was seen at %s, but the history ends %s into a stretch with no leader that began at %s (event %d), before the recovery timeout of %v: it proves neither that the leader was lost for good nor that one came back.",
+				from, secs(s.recovered), secs(s.now-s.since), secs(s.since), began.Index, recovery)
 		case s.recovered >= 0 && s.recovered <= s.deadline:
 		case s.atLimit == nil:
 			r.Valid = Unknown
-			why = fmt.Sprintf("The history ends %s after %s, before the recovery timeout of %v, and no single leader was seen by then.",
+			why = fmt.Sprintf("The history ends %s after %s, before the recovery timeout of %v, and no single leader was seen by then: it proves neither that the cluster recovered nor that it did not.",
 				secs(s.now-h[s.heal].Time), from, recovery)
 		case heal >= 0 && h[heal].Error != "":
 			r.Valid = Unknown
@@ -353,6 +364,13 @@ func (s *availability) finish() {
 	if s.recovered < 0 && s.atLimit == nil && len(s.h) > 0 && s.now >= s.deadline {
 		s.atLimit = s.beliefs
 	}
+}
+
+// endsLeaderless says the history ends in a stretch with no leader that
+// began after recovery. One longer than recovery is already a leader
+// lost; one not longer is undecided: the history stops before it does.
+func (s *availability) endsLeaderless() bool {
+	return s.observing && s.leading == 0 && s.recovered >= 0 && s.since >= s.recovered
 }
 
 func (s *availability) figures(faults []FaultEffect) map[string]float64 {

@@ -315,3 +315,123 @@ func TestAvailabilitySynthetic(t *testing.T) {
 }
 
 func BenchmarkAvailability(b *testing.B) { benchOne(b, Availability(DefaultRecoveryTimeout)) }
+
+// cutOff: n1 leads until it is cut off at 1 s; the cut heals at 10 s
+// (event 5), and nobody leads then.
+func cutOff(b *hist) {
+	b.lead(50, "n1", 1)
+	b.follow(50, "n2")
+	b.fault(1000, 1010, history.Inject, "partition", "n1") // 2
+	b.silent(1100, "n1")
+	b.follow(1100, "n2")
+	b.fault(9990, 10_000, history.Heal, "partition", "n1") // 5
+}
+
+// noLeader has n1 and n2 answer that they follow every second from from,
+// and once more at until, where the history ends.
+func noLeader(b *hist, from, until int64) {
+	for t := from; t < until; t += 1000 {
+		b.follow(t, "n1")
+		b.follow(t, "n2")
+	}
+	b.follow(until, "n1")
+	b.follow(until, "n2")
+}
+
+// recoveredThenLost: after cutOff n2 alone leads at 11 s (event 7) and
+// steps down at 12 s (event 8); nobody leads from then to until.
+func recoveredThenLost(until int64) func(b *hist) {
+	return func(b *hist) {
+		cutOff(b)
+		b.follow(11_000, "n1")
+		b.lead(11_000, "n2", 2)
+		b.follow(12_000, "n2")
+		noLeader(b, 13_000, until)
+	}
+}
+
+// TestAvailabilityUndecided: a history too short to prove recovery or its
+// breach is unknown, with how far it got; one that goes past the bound
+// (as a complete run does: the controller's quiet period waits for it) is
+// judged.
+func TestAvailabilityUndecided(t *testing.T) {
+	const recovery = 30 * time.Second // the final heal at 10 s: the deadline at 40 s
+	tests := []struct {
+		name  string
+		build func(b *hist)
+		want  want
+	}{
+		{
+			name:  "no leader, the history ends 14 s after the final heal",
+			build: func(b *hist) { cutOff(b); noLeader(b, 11_000, 24_000) },
+			want:  want{valid: Unknown, note: "The history ends 14.000 s after the final heal, before the recovery timeout of 30s, and no single leader was seen by then: it proves neither"},
+		},
+		{
+			name:  "no leader, the history ends 1 ms before the deadline",
+			build: func(b *hist) { cutOff(b); noLeader(b, 11_000, 39_999) },
+			want:  want{valid: Unknown, note: "ends 29.999 s after the final heal"},
+		},
+		{
+			name:  "no leader, the history ends at the deadline",
+			build: func(b *hist) { cutOff(b); noLeader(b, 11_000, 40_000) },
+			want:  want{valid: Invalid, kind: "no-recovery"},
+		},
+		{
+			name:  "no leader, the history ends an interval past the deadline",
+			build: func(b *hist) { cutOff(b); noLeader(b, 11_000, 41_000) },
+			want:  want{valid: Invalid, kind: "no-recovery", events: []int64{5, 64, 65}},
+		},
+		{
+			name: "a single leader 24 s after the final heal",
+			build: func(b *hist) {
+				cutOff(b)
+				noLeader(b, 11_000, 33_000)
+				b.follow(34_000, "n1")
+				b.lead(34_000, "n2", 2)
+			},
+			want: want{valid: Valid, figures: map[string]float64{"recovery_s": 24}},
+		},
+		{
+			name:  "no fault took effect, the history ends 14 s in without a leader",
+			build: func(b *hist) { noLeader(b, 50, 14_050) },
+			want:  want{valid: Unknown, note: "ends 14.000 s after the start of the run, before the recovery timeout"},
+		},
+		{
+			name:  "recovered, then the history ends 14 s into a stretch with no leader",
+			build: recoveredThenLost(26_000),
+			want: want{valid: Unknown, figures: map[string]float64{"recovery_s": 1},
+				note: "After the final heal a single leader was seen at 11.000 s, but the history ends 14.000 s into a stretch with no leader that began at 12.000 s (event 8), before the recovery timeout of 30s: it proves neither"},
+		},
+		{
+			name:  "recovered, then the history ends at the recovery timeout into a stretch with no leader",
+			build: recoveredThenLost(42_000),
+			want:  want{valid: Unknown, note: "ends 30.000 s into a stretch with no leader"},
+		},
+		{
+			name:  "recovered, then no leader for 1 ms longer than the recovery timeout",
+			build: recoveredThenLost(42_001),
+			want:  want{valid: Invalid, kind: "leader-lost", events: []int64{5, 8}},
+		},
+		{
+			name:  "recovered, then no leader to an interval past the recovery timeout",
+			build: recoveredThenLost(43_000),
+			want:  want{valid: Invalid, kind: "leader-lost", events: []int64{5, 8}},
+		},
+		{
+			name: "recovered, then a leader again 20 s later",
+			build: func(b *hist) {
+				recoveredThenLost(31_000)(b)
+				b.lead(32_000, "n1", 3)
+				b.follow(32_000, "n2")
+			},
+			want: want{valid: Valid, figures: map[string]float64{"recovery_s": 1, "leaderless_longest_s": 20}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b hist
+			tt.build(&b)
+			checkResult(t, Availability(recovery)(Input{History: b.events(), ObserveInterval: time.Second}), tt.want)
+		})
+	}
+}
