@@ -407,16 +407,25 @@ func (r *run) nodeEnv(node string) map[string]string {
 // leader lost for good after it, instead of ending too soon to tell.
 func (r *run) quiet(ctx context.Context, obs *workloads.Observer, broken <-chan struct{}) {
 	healed := time.Now()
-	lastSingle := healed
+	lastSingle, lastAny := healed, healed
+	covered := r.cfg.RecoveryTimeout + 2*r.cfg.ObserveInterval
 	for {
 		now := time.Now()
 		// As the availability checker counts: a single leader by fresh
 		// answers alone could be a second one whose answer is late.
-		single := obs.Leading() == 1
-		if single {
+		leading := obs.Leading()
+		if leading == 1 {
 			lastSingle = now
 		}
-		if (single && now.Sub(healed) >= r.cfg.QuietPeriod) || now.Sub(lastSingle) > r.cfg.RecoveryTimeout+2*r.cfg.ObserveInterval {
+		if leading > 0 {
+			lastAny = now
+		}
+		// A stretch with no leader at all is judged as a leader lost for
+		// good only once it outlasts the bound: one that began after two
+		// leaders were last seen is waited out too, so that the history
+		// decides it.
+		noSingleForLong := now.Sub(lastSingle) > covered && (leading > 0 || now.Sub(lastAny) > covered)
+		if (leading == 1 && now.Sub(healed) >= r.cfg.QuietPeriod) || noSingleForLong {
 			return
 		}
 		select {
