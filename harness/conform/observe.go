@@ -48,7 +48,7 @@ const watchFor = 3 * time.Second
 
 // lateShare is the share of a node's answers that may take longer than
 // latencyBound (but not longer than giveUp).
-const lateShare = 20 // one in
+const lateShare = 10 // one in
 
 // plantAbove is how far above the leader's token conform writes a key on
 // the resource itself, so that the leader's own write to it is refused:

@@ -145,10 +145,10 @@ func TestEachBreachFailsItsRule(t *testing.T) {
 			o.Fenced.Answer = answer(0, http.StatusPreconditionFailed, `{"error":"fenced","token":"7"}`)
 		}, "fenced-412", `"token" is the string "7", not an integer`, nil},
 		{"slow answers", func(o *Observation) {
-			for i := range 4 {
+			for i := range 7 {
 				o.Rounds[7+i].Answers["n2"] = Answer{At: time.Second, Took: 150 * time.Millisecond, Status: http.StatusOK, Body: belief("n2", 0).Body}
 			}
-		}, "leader-latency", "4 of n2's 60 answers took longer than 100ms, the slowest 150.0 ms: only one in 20 may", nil},
+		}, "leader-latency", "7 of n2's 60 answers took longer than 100ms, the slowest 150.0 ms: only one in 10 may", nil},
 		{"an answer too slow", func(o *Observation) {
 			o.Rounds[7].Answers["n3"] = Answer{At: time.Second, Took: 250 * time.Millisecond, Status: http.StatusOK, Body: belief("n3", 0).Body}
 		}, "leader-latency", "n3 took 250.0 ms to answer GET /leader at 1.00 s: the observer drops an answer after 200ms", nil},
@@ -199,9 +199,13 @@ func TestEachBreachFailsItsRule(t *testing.T) {
 }
 
 // A node that serves no watch is polled, and passes; a leader_id or a
-// follower's token left null is read as a Go client reads it.
-func TestWhatReadersAccept(t *testing.T) {
+// follower's token left null is read as a Go client reads it; one slow
+// answer in ten is a loaded machine's.
+func TestWhatStillPasses(t *testing.T) {
 	o := conforming()
+	for i := range 6 {
+		o.Rounds[7+i].Answers["n2"] = Answer{At: time.Second, Took: 150 * time.Millisecond, Status: http.StatusOK, Body: belief("n2", 0).Body}
+	}
 	o.Streams["n2"] = Stream{Status: http.StatusNotFound}
 	setLeader(&o, "n3", 0, `{"node":"n3","leader":false,"token":null,"leader_id":null,"extra":[1]}`)
 	for _, r := range Judge(o) {
