@@ -36,9 +36,13 @@ func Up(ctx context.Context, cfg Config) (_ *Running, err error) {
 	r.docker.Progress = cfg.Progress
 	up := &Running{r: r}
 	defer func() {
-		if err != nil {
-			err = errors.Join(err, up.Down(ctx), os.RemoveAll(r.dir))
+		if err == nil {
+			return
 		}
+		if ctx.Err() != nil {
+			err = ctx.Err() // whichever step it cut short
+		}
+		err = errors.Join(err, up.Down(ctx), os.RemoveAll(r.dir))
 	}()
 	if r.dir, err = (results.Store{Root: os.TempDir()}).Create(r.info.ID); err != nil {
 		return up, err
