@@ -20,6 +20,12 @@ func TestConformNamesTheBrokenRule(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts containers")
 	}
+	ctx := context.Background()
+	docker, err := harness.ConnectDocker(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { docker.Close() })
 	for _, tc := range []struct {
 		target, dir string
 		broken      []string
@@ -38,11 +44,13 @@ func TestConformNamesTheBrokenRule(t *testing.T) {
 			cfg.RepoRoot, cfg.TargetsRoot = "../..", "../../targets"
 			cfg.Target, cfg.TargetDir = tc.target, tc.dir
 			cfg.Nodes, cfg.Progress = 3, nil
-			rep, err := conform.Run(context.Background(), cfg)
+			rep, err := conform.Run(ctx, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			assertNothingLeft(t, rep.Run)
+			if left, err := docker.Remove(ctx, harness.LabelRun+"="+rep.Run); err != nil || left.Containers+left.Networks > 0 {
+				t.Errorf("run %s left %d containers and %d networks behind (%v)", rep.Run, left.Containers, left.Networks, err)
+			}
 			var broken, skipped, lines []string
 			for _, r := range rep.Results {
 				lines = append(lines, string(r.Verdict)+" "+r.Rule+" "+r.Detail)
@@ -67,23 +75,5 @@ func TestConformNamesTheBrokenRule(t *testing.T) {
 				t.Errorf("a rule broke, but n1's log is not kept: %v", err)
 			}
 		})
-	}
-}
-
-// assertNothingLeft fails if any container or network of the run survived.
-func assertNothingLeft(t *testing.T, runID string) {
-	t.Helper()
-	ctx := context.Background()
-	d, err := harness.ConnectDocker(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	left, err := d.Remove(ctx, harness.LabelRun+"="+runID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if left.Containers+left.Networks+len(left.Stuck) > 0 {
-		t.Errorf("run %s left %d containers and %d networks behind", runID, left.Containers, left.Networks)
 	}
 }
