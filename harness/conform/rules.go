@@ -10,7 +10,7 @@ import (
 	"github.com/splitbrain/splitbrain/targets/sdk"
 )
 
-// Verdict is a rule's.
+// Verdict is a rule's: it held, it broke, or it could not be judged.
 type Verdict string
 
 const (
