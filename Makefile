@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/splitbrain
 RUNARGS ?= --target raft --nodes 5 --time-limit 60s --nemesis partition,pause,kill,clock --resource strict
 
-.PHONY: build rundeps deps images test vet unit run catalogue bench fuzz clean
+.PHONY: build rundeps deps images test vet unit run conform catalogue bench fuzz clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/splitbrain
@@ -45,6 +45,15 @@ unit:
 
 run: build
 	./$(BIN) run $(RUNARGS)
+
+# The node API's rules (splitbrain conform) over every target under
+# targets/, one after another, a few seconds each once its images are
+# made. Fails if any target breaks a rule, naming each that did.
+conform: build
+	@broke=""; for manifest in targets/*/target.yaml; do \
+		dir=$$(dirname $$manifest); echo "== $$dir"; \
+		./$(BIN) conform --target-dir $$dir || broke="$$broke $$dir"; \
+	done; test -z "$$broke" || { echo "conform: broken by$$broke"; exit 1; }
 
 # The expected verdicts of targets/catalogue.yaml, a suite: every row once,
 # each run stopped at the violation it must find, PARALLEL runs at once

@@ -162,6 +162,12 @@ type Container struct {
 // Start creates and starts a container and returns once it runs; it does
 // not wait for the program inside to be ready.
 func (d *Docker) Start(ctx context.Context, s ContainerSpec) (Container, error) {
+	// The Engine finishes a create it received even when the request is
+	// cancelled (a Ctrl-C): one cut short here would appear after the
+	// teardown that removes the run's containers by label. So a start,
+	// once asked, is seen through.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
 	ctr, err := testcontainers.Run(ctx, s.Image,
 		testcontainers.WithName("splitbrain-"+s.RunID+"-"+s.Name),
 		testcontainers.WithLabels(runLabels(s.RunID, s.Name)),

@@ -37,7 +37,7 @@ type junitSuite struct {
 	Tests     int         `xml:"tests,attr"`
 	Failures  int         `xml:"failures,attr"`
 	Errors    int         `xml:"errors,attr"`
-	Skipped   int         `xml:"skipped,attr"` // splitbrain skips no case
+	Skipped   int         `xml:"skipped,attr"`
 	Time      string      `xml:"time,attr"`
 	Timestamp string      `xml:"timestamp,attr"`
 	Hostname  string      `xml:"hostname,attr"`
@@ -53,6 +53,7 @@ type junitCase struct {
 	Name      string        `xml:"name,attr"`
 	Classname string        `xml:"classname,attr"`
 	Time      string        `xml:"time,attr"`
+	Skipped   *junitSkip    `xml:"skipped"`
 	Failure   *junitProblem `xml:"failure"`
 	Error     *junitProblem `xml:"error"`
 	SystemOut junitText     `xml:"system-out"`
@@ -63,6 +64,11 @@ type junitProblem struct {
 	Message string `xml:"message,attr,omitempty"`
 	Type    string `xml:"type,attr"`
 	Text    string `xml:",cdata"`
+}
+
+// junitSkip says why a case was not judged.
+type junitSkip struct {
+	Message string `xml:"message,attr,omitempty"`
 }
 
 // junitText is an element's text as CDATA, where encoding/xml keeps line
@@ -124,6 +130,9 @@ func (su *junitSuite) add(tc junitCase, seconds float64) {
 	if tc.Error != nil {
 		su.Errors++
 	}
+	if tc.Skipped != nil {
+		su.Skipped++
+	}
 }
 
 func junitTestCase(suite string, c Case, root string) junitCase {
@@ -137,6 +146,8 @@ func junitTestCase(suite string, c Case, root string) junitCase {
 	case Pass: // nothing to report
 	case Failure:
 		tc.Failure = junitProblemOf(c, c.Verdict)
+	case Skipped:
+		tc.Skipped = &junitSkip{Message: xmlText(c.Message)}
 	default:
 		// An outcome that is neither is no pass either: counting it as an
 		// error keeps a broken record from turning a report green.

@@ -261,3 +261,29 @@ func TestJUnitRejectsBadDocumentsAgainstSchema(t *testing.T) {
 		}
 	}
 }
+
+// A case not judged is skipped, with why, and counted so; the report
+// still matches the schema.
+func TestJUnitSkippedCase(t *testing.T) {
+	lint := xmllint(t)
+	s := Suite{Name: "conform", Total: 2, Started: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC), Cases: []Case{
+		{Index: 0, Name: "one-leader", Target: "t", Expect: "the rule holds", Outcome: Failure, Verdict: "FAIL", Message: "no leader"},
+		{Index: 1, Name: "leader-write", Target: "t", Expect: "the rule holds", Outcome: Skipped, Verdict: "skip", Message: "no leader to write through"},
+	}}
+	var buf bytes.Buffer
+	if err := WriteJUnit(&buf, s, ""); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "junit.xml")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, complaint := validate(t, lint, path); code != 0 {
+		t.Fatalf("the report does not match the schema:\n%s\n%s", complaint, buf.Bytes())
+	}
+	for _, want := range []string{`failures="1" errors="0" skipped="1"`, `<skipped message="no leader to write through"></skipped>`} {
+		if !bytes.Contains(buf.Bytes(), []byte(want)) {
+			t.Errorf("the report lacks %s:\n%s", want, buf.Bytes())
+		}
+	}
+}

@@ -21,6 +21,7 @@ const (
 	Pass    = "pass"    // the verdict the case had to reach
 	Failure = "failure" // a definite verdict, not the expected one
 	Error   = "error"   // unknown, or the harness failed: nothing was proven
+	Skipped = "skipped" // not judged: what it stands on failed first
 )
 
 // Suite is suite.json: the cases of one suite file that one invocation
@@ -51,7 +52,7 @@ type Case struct {
 	// Expect is what the run had to find: "valid", or "invalid by
 	// leader-overlap".
 	Expect  string `json:"expect"`
-	Outcome string `json:"outcome"` // Pass, Failure or Error
+	Outcome string `json:"outcome"` // Pass, Failure, Error or Skipped
 	// Verdict is the run's: valid, invalid or unknown; empty when the
 	// harness failed before judging.
 	Verdict string `json:"verdict,omitempty"`

@@ -40,6 +40,9 @@ const usage = `usage:
   splitbrain run --target raft|--target-dir PATH [--promise P] [--nodes 5] [--time-limit 60s] [--nemesis partition,pause,kill,clock] [--nemesis-interval D]
                  [--rate 100] [--concurrency 10] [--resource strict|unfenced] [--seed N] [--results DIR]
                  [--stop-on-violation [--stop-on CHECKERS]] [--junit FILE]
+  splitbrain conform --target T|--target-dir PATH [--nodes 3] [--junit FILE]
+                                    start a target with no fault and check the node API's rules, one line each;
+                                    exit 0 only if every rule holds: the first command a target's author runs
   splitbrain analyze RUN_DIR        re-check a stored run
   splitbrain serve [--addr 127.0.0.1:8080] [--results DIR]
   splitbrain targets                list targets and what each promises
@@ -72,6 +75,8 @@ func run(args []string) int {
 	switch args[0] {
 	case "run":
 		code, err = runCmd(ctx, args[1:])
+	case "conform":
+		code, err = conformCmd(ctx, args[1:])
 	case "analyze":
 		code, err = analyzeCmd(args[1:])
 	case "serve":
@@ -92,7 +97,7 @@ func run(args []string) int {
 		fmt.Println(usage)
 		return exitValid
 	default:
-		err = badInput("unknown command %q (run, analyze, serve, targets, suite, merge, prune, images, clean)", args[0])
+		err = badInput("unknown command %q (run, conform, analyze, serve, targets, suite, merge, prune, images, clean)", args[0])
 	}
 	if errors.Is(err, errHelp) {
 		return exitValid

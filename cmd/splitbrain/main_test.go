@@ -33,6 +33,11 @@ func TestBadInputExits254(t *testing.T) {
 		{"run", "stray-argument"},
 		{"analyze"},
 		{"analyze", "/nonexistent/run"},
+		{"conform"},
+		{"conform", "--target", "no-such-target"},
+		{"conform", "--target", "raft", "--target-dir", "../../targets/raft"},
+		{"conform", "--target", "raft", "--nodes", "1"},
+		{"conform", "--target-dir", "/nonexistent/target"},
 	} {
 		if code := run(args); code != exitBadInput {
 			t.Errorf("splitbrain %q exited %d, want %d", args, code, exitBadInput)
@@ -158,7 +163,7 @@ func TestServeIndexIsHome(t *testing.T) {
 // --help on every command prints each flag with its default and meaning,
 // and exits 0: asking how is not bad input.
 func TestHelpExitsZero(t *testing.T) {
-	for _, cmd := range []string{"run", "analyze", "serve", "targets", "suite", "merge", "prune", "images", "clean"} {
+	for _, cmd := range []string{"run", "conform", "analyze", "serve", "targets", "suite", "merge", "prune", "images", "clean"} {
 		var code int
 		out := captureStdout(t, func() { code = run([]string{cmd, "--help"}) })
 		if code != exitValid {
