@@ -11,9 +11,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/harness"
 	"github.com/splitbrain/splitbrain/results"
-	"github.com/splitbrain/splitbrain/workloads/resource"
 )
 
 // Report is what conform found of one target.
@@ -53,7 +53,7 @@ func (r Report) Broken() int {
 // running when Run returns, also after ctx is cancelled.
 func Run(ctx context.Context, cfg harness.Config) (Report, error) {
 	cfg.Nemesis = nil
-	cfg.Resource = resource.Strict // a refusal (fenced-412) needs the fence
+	cfg.Resource = contract.Strict // a refusal (fenced-412) needs the fence
 	rep := Report{Target: cmp.Or(cfg.Target, filepath.Base(cfg.TargetDir)), Nodes: cfg.Nodes, Started: time.Now().UTC()}
 	began := time.Now()
 	up, err := harness.Up(ctx, cfg)

@@ -12,10 +12,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/harness"
-	"github.com/splitbrain/splitbrain/targets/sdk"
 	"github.com/splitbrain/splitbrain/workloads"
-	"github.com/splitbrain/splitbrain/workloads/resource"
 )
 
 // How conform questions the nodes: as a run's observer and workload do,
@@ -70,7 +69,7 @@ type Round struct {
 	Answers map[string]Answer // by node
 }
 
-// Stream is what a node's watch (sdk.WatchPath) sent while conform
+// Stream is what a node's watch (contract.WatchPath) sent while conform
 // listened.
 type Stream struct {
 	Status int    // 0: no answer
@@ -95,7 +94,7 @@ type WriteProbe struct {
 	// Planted is the token conform wrote the key with itself, before the
 	// node's write, for the resource to refuse the node's (fenced-412).
 	Planted int64
-	Held    resource.Register
+	Held    contract.Register
 }
 
 // Observation is everything conform saw of one cluster, from the moment
@@ -120,7 +119,7 @@ type observer struct {
 	began   time.Time
 	http    *http.Client
 	streams *http.Client
-	res     *resource.Client
+	res     *contract.ResourceClient
 }
 
 // observe questions the running cluster c: its health, its beliefs until
@@ -136,7 +135,7 @@ func observe(ctx context.Context, c workloads.Cluster, reaction time.Duration) (
 		// Only a stream's start is bounded: it lasts for watchFor.
 		streams: &http.Client{Transport: &http.Transport{ResponseHeaderTimeout: requestTimeout, DisableKeepAlives: true}},
 	}
-	ob.res = &resource.Client{BaseURL: c.ResourceURL(), HTTP: ob.http}
+	ob.res = &contract.ResourceClient{BaseURL: c.ResourceURL(), HTTP: ob.http}
 	o := Observation{Nodes: c.Nodes(), Reaction: reaction, Health: ob.everyNode(ctx, http.MethodGet, "/health")}
 
 	tick := time.NewTicker(pollEvery)
@@ -222,7 +221,7 @@ func (ob *observer) writes(ctx context.Context, o *Observation) error {
 func (ob *observer) probe(ctx context.Context, node, key string, planted int64) (WriteProbe, error) {
 	p := WriteProbe{Node: node, Key: key, Value: key + "-by-" + node, Planted: planted}
 	if planted > 0 {
-		if _, err := ob.res.Write(ctx, resource.WriteRequest{Key: key, Value: key + "-planted", Token: planted, Node: "conform"}); err != nil {
+		if _, err := ob.res.Write(ctx, contract.ResourceWrite{Key: key, Value: key + "-planted", Token: planted, Node: "conform"}); err != nil {
 			return p, fmt.Errorf("the resource: writing %s with token %d: %v", key, planted, err)
 		}
 	}
@@ -290,7 +289,7 @@ func (ob *observer) ask(ctx context.Context, node, method, path string, body []b
 // watch listens to node's watch until ctx ends.
 func (ob *observer) watch(ctx context.Context, node string) Stream {
 	start := time.Now()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, ob.cluster.NodeURL(node)+sdk.WatchPath+"?every="+pollEvery.String(), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, ob.cluster.NodeURL(node)+contract.WatchPath+"?every="+pollEvery.String(), nil)
 	if err != nil {
 		return Stream{Err: err.Error()}
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/splitbrain/splitbrain/targets/sdk"
+	"github.com/splitbrain/splitbrain/contract"
 )
 
 // Verdict is a rule's: it held, it broke, or it could not be judged.
@@ -352,10 +352,10 @@ func watch(o Observation) (Verdict, string) {
 			polled = append(polled, n)
 			continue
 		case 0:
-			return fail("%s gave no answer to GET %s: %s", n, sdk.WatchPath, s.Err)
+			return fail("%s gave no answer to GET %s: %s", n, contract.WatchPath, s.Err)
 		case http.StatusOK:
 		default:
-			return fail("%s answered GET %s with %d: want 200, or 404 from a node that serves no watch", n, sdk.WatchPath, s.Status)
+			return fail("%s answered GET %s with %d: want 200, or 404 from a node that serves no watch", n, contract.WatchPath, s.Status)
 		}
 		if err := judgeStream(n, s); err != nil {
 			return fail("%s's watch: %v", n, err)

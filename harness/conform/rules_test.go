@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/splitbrain/splitbrain/workloads/resource"
+	"github.com/splitbrain/splitbrain/contract"
 )
 
 var nodes = []string{"n1", "n2", "n3"}
@@ -53,12 +53,12 @@ func conforming() Observation {
 		Node: "n1", Key: "conform-leader", Value: "conform-leader-by-n1",
 		Answer: answer(3*time.Second, http.StatusOK, `{"ok":true,"token":7,"seq":1}`),
 		Around: []Answer{belief("n1", 3*time.Second), belief("n1", 3*time.Second)},
-		Held:   resource.Register{Value: "conform-leader-by-n1", Token: 7, Node: "n1", Seq: 1},
+		Held:   contract.Register{Value: "conform-leader-by-n1", Token: 7, Node: "n1", Seq: 1},
 	}
 	o.Fenced = &WriteProbe{
 		Node: "n1", Key: "conform-fenced", Value: "conform-fenced-by-n1", Planted: 7 + plantAbove,
 		Answer: answer(3*time.Second, http.StatusPreconditionFailed, fmt.Sprintf(`{"error":"fenced","token":7,"current":%d}`, 7+plantAbove)),
-		Held:   resource.Register{Value: "conform-fenced-planted", Token: 7 + plantAbove, Node: "conform", Seq: 2},
+		Held:   contract.Register{Value: "conform-fenced-planted", Token: 7 + plantAbove, Node: "conform", Seq: 2},
 	}
 	for _, n := range nodes[1:] {
 		o.Followers = append(o.Followers, WriteProbe{
@@ -131,13 +131,13 @@ func TestEachBreachFailsItsRule(t *testing.T) {
 			"leader-write", `want "ok": true`, nil},
 		{"write with another token", func(o *Observation) { o.Leader.Answer = answer(0, http.StatusOK, `{"ok":true,"token":8}`) },
 			"leader-write", "answered a write with token 8, but its GET /leader said 7 just before and after", nil},
-		{"write never reached the resource", func(o *Observation) { o.Leader.Held = resource.Register{} },
+		{"write never reached the resource", func(o *Observation) { o.Leader.Held = contract.Register{} },
 			"leader-write", `the resource holds "" with token 0 from ""`, nil},
 		{"follower answers 200", func(o *Observation) { o.Followers[1].Answer = answer(0, http.StatusOK, `{"ok":true,"token":0}`) },
 			"follower-409", `n3, a follower, answered a write with 200 {"ok":true,"token":0}`, nil},
 		{"follower says another error", func(o *Observation) { o.Followers[0].Answer = answer(0, http.StatusConflict, `{"error":"no"}`) },
 			"follower-409", `want "error": "not-leader"`, nil},
-		{"follower wrote", func(o *Observation) { o.Followers[0].Held = resource.Register{Token: 3, Seq: 4} },
+		{"follower wrote", func(o *Observation) { o.Followers[0].Held = contract.Register{Token: 3, Seq: 4} },
 			"follower-409", "but the resource took it with token 3", nil},
 		{"412 swallowed", func(o *Observation) { o.Fenced.Answer = answer(0, http.StatusOK, `{"ok":true,"token":7}`) },
 			"fenced-412", `n1 answered 200 {"ok":true,"token":7} to a write the resource refused`, nil},

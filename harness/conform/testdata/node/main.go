@@ -18,8 +18,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/targets/sdk"
-	"github.com/splitbrain/splitbrain/workloads/resource"
 )
 
 const token = 7
@@ -31,7 +31,7 @@ func main() {
 	}
 	breaks := os.Getenv("BREAK")
 	leads := env.Node == "n1" && breaks != "no-leader"
-	res := &resource.Client{BaseURL: env.ResourceURL, HTTP: &http.Client{Timeout: 2 * time.Second}}
+	res := &contract.ResourceClient{BaseURL: env.ResourceURL, HTTP: &http.Client{Timeout: 2 * time.Second}}
 	var asked atomic.Int64
 
 	http.HandleFunc("GET /health", func(http.ResponseWriter, *http.Request) {})
@@ -63,11 +63,11 @@ func main() {
 			reply(w, http.StatusConflict, map[string]string{"error": "not-leader"})
 			return
 		}
-		ans, err := res.Write(context.Background(), resource.WriteRequest{Key: req.Key, Value: req.Value, Token: token, Node: env.Node})
+		ans, err := res.Write(context.Background(), contract.ResourceWrite{Key: req.Key, Value: req.Value, Token: token, Node: env.Node})
 		switch {
-		case errors.Is(err, resource.ErrFenced) && breaks == "swallow-412":
+		case errors.Is(err, contract.ErrResourceFenced) && breaks == "swallow-412":
 			reply(w, http.StatusOK, map[string]any{"ok": true, "token": token})
-		case errors.Is(err, resource.ErrFenced):
+		case errors.Is(err, contract.ErrResourceFenced):
 			reply(w, http.StatusPreconditionFailed, map[string]any{"error": "fenced", "token": token, "current": ans.Current})
 		case err != nil:
 			reply(w, http.StatusServiceUnavailable, map[string]string{"error": err.Error()})
