@@ -41,7 +41,7 @@ func formatOf(path string, b []byte) (int, error) {
 		Format int `json:"format"`
 	}
 	if err := json.Unmarshal(b, &v); err != nil {
-		return 0, err
+		return 0, fmt.Errorf("%s: %w", path, err)
 	}
 	switch {
 	case v.Format < 0:
