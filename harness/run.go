@@ -205,6 +205,7 @@ func prepare(cfg Config) (*run, error) {
 	return &run{
 		cfg: cfg, manifest: m, promise: promise, faults: faults, schedule: schedule,
 		info: results.Info{
+			Format:   results.Format,
 			Schedule: schedule,
 			Notes:    notes,
 			ID:       newRunID(m.Name),

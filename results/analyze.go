@@ -51,5 +51,5 @@ func Analyze(dir string, promise contract.Promise, observeInterval time.Duration
 			}
 		}
 	}
-	return report, events, WriteJSON(filepath.Join(dir, ResultsFile), report)
+	return report, events, writeResults(dir, report)
 }

@@ -50,8 +50,9 @@ func WriteIndex(s Store) error {
 	rows := make([]indexRow, 0, len(runs))
 	trendRuns := make([]trendRun, 0, len(runs))
 	for _, info := range runs {
-		var report checkers.Report // no results yet: unknown
-		judged := ReadJSON(filepath.Join(s.Root, info.ID, ResultsFile), &report) == nil
+		// No results yet, or of a newer format: unknown.
+		report, err := ReadResults(filepath.Join(s.Root, info.ID))
+		judged := err == nil
 		c := info.Config
 		r := indexRow{Info: info, Verdict: report.Valid, Nemesis: strings.Join(c.Nemesis, ", "), Resource: string(c.Resource), Duration: "-"}
 		if info.Error != "" {

@@ -29,6 +29,8 @@ const (
 
 // Info is run.json: what was run, how, and how long each phase took.
 type Info struct {
+	// Format is the store format run.json was written in (see Format).
+	Format  int      `json:"format"`
 	ID      string   `json:"id"`
 	Command string   `json:"command"` // reproduces the run
 	Target  string   `json:"target"`
@@ -159,16 +161,9 @@ func ReadJSON(path string, v any) error {
 	return json.Unmarshal(b, v)
 }
 
-// ReadInfo reads the run.json of the run folder dir. A setting its config
-// lacks reads as in DefaultSettings.
-func ReadInfo(dir string) (Info, error) {
-	info := Info{Config: DefaultSettings()}
-	err := ReadJSON(filepath.Join(dir, RunFile), &info)
-	return info, err
-}
-
 // Runs lists the runs in the store, newest first. Folders without a
-// readable run.json are skipped.
+// readable run.json are skipped: those of no run, and those of a newer
+// store format than this splitbrain reads.
 func (s Store) Runs() ([]Info, error) {
 	entries, err := os.ReadDir(s.Root)
 	if errors.Is(err, os.ErrNotExist) {

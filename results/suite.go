@@ -2,6 +2,7 @@ package results
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
@@ -27,6 +28,8 @@ const (
 // Suite is suite.json: the cases of one suite file that one invocation
 // (all of them, or a shard) ran.
 type Suite struct {
+	// Format is the store format suite.json was written in (see Format).
+	Format int `json:"format"`
 	// Name is the suite file's name without its folder and extension.
 	Name string `json:"name"`
 	// File is the suite file as it was given.
@@ -83,15 +86,22 @@ func (s Suite) Failed() bool {
 	return slices.ContainsFunc(s.Cases, func(c Case) bool { return c.Outcome != Pass })
 }
 
-// WriteSuite writes root/suite.json.
+// WriteSuite writes root/suite.json, in today's format.
 func WriteSuite(root string, s Suite) error {
+	s.Format = Format
 	return WriteJSON(filepath.Join(root, SuiteFile), s)
 }
 
-// ReadSuite reads root/suite.json.
+// ReadSuite reads root/suite.json, of any format: every format so far
+// holds today's fields or fewer.
 func ReadSuite(root string) (Suite, error) {
+	b, format, err := readStored(filepath.Join(root, SuiteFile))
+	if err != nil {
+		return Suite{}, err
+	}
 	var s Suite
-	err := ReadJSON(filepath.Join(root, SuiteFile), &s)
+	err = json.Unmarshal(b, &s)
+	s.Format = format
 	return s, err
 }
 

@@ -343,7 +343,7 @@ func analyzeCmd(args []string) (int, error) {
 	}
 	info, err := results.ReadInfo(dir)
 	if err != nil {
-		return 0, badInput("analyze: %s is not a run folder: %v", dir, err)
+		return 0, storeError("analyze", fmt.Sprintf("%s is not a run folder", dir), err)
 	}
 	promise, err := contract.ParsePromise(info.Promise)
 	if err != nil {
@@ -374,6 +374,16 @@ func analyzeCmd(args []string) (int, error) {
 func checkFlags(fs *flag.FlagSet, cfg *harness.Config) {
 	fs.DurationVar(&cfg.CheckTimeout, "check-timeout", cfg.CheckTimeout, "linearizability budget; past it the verdict is unknown")
 	fs.DurationVar(&cfg.RecoveryTimeout, "recovery-timeout", cfg.RecoveryTimeout, "after the final heal, for exactly one leader")
+}
+
+// storeError is bad input: a file of the store that could not be read, as
+// what, or one written by a newer splitbrain, which says to upgrade.
+func storeError(cmd, what string, err error) error {
+	var newer *results.NewerFormatError
+	if errors.As(err, &newer) {
+		return badInput("%s: %v", cmd, err)
+	}
+	return badInput("%s: %s: %v", cmd, what, err)
 }
 
 // analyzeError makes an unreadable history bad input: the run folder, not

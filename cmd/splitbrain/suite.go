@@ -232,7 +232,7 @@ func mergeCmd(args []string) (int, error) {
 	for _, d := range dirs {
 		s, err := results.ReadSuite(d)
 		if err != nil {
-			return 0, badInput("merge: %s holds no suite's record: %v", d, err)
+			return 0, storeError("merge", d+" holds no suite's record", err)
 		}
 		shards = append(shards, s)
 	}
