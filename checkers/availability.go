@@ -173,7 +173,7 @@ func Availability(recovery time.Duration) func(Input) Result {
 		case s.recovered >= 0 && s.recovered <= s.deadline && s.lost != nil:
 			r.Valid = Invalid
 			r.Violations = []Violation{s.leaderLost(from)}
-		case s.recovered >= 0 && s.recovered <= s.deadline && s.endsLeaderless():
+		case s.recovered >= 0 && s.recovered <= s.deadline && s.endsLeaderless(observedGap(in.ObserveInterval)):
 			r.Valid = Unknown
 			began := &h[s.sinceAt]
 			why = fmt.Sprintf("After %s a single leader was seen at %s, but the history ends %s into a stretch with no leader that began at %s (event %d), before the recovery timeout of %v: it proves neither that the leader was lost for good nor that one came back.",
@@ -367,10 +367,20 @@ func (s *availability) finish() {
 }
 
 // endsLeaderless says the history ends in a stretch with no leader that
-// began after recovery. One longer than recovery is already a leader
-// lost; one not longer is undecided: the history stops before it does.
-func (s *availability) endsLeaderless() bool {
-	return s.observing && s.leading == 0 && s.recovered >= 0 && s.since >= s.recovered
+// began after recovery and outlasts gap. One longer than recovery is
+// already a leader lost; one not longer is undecided: the history stops
+// before it does. One no longer than gap is the observation's own grain:
+// a polled node's answers leave gaps between them, and a complete run
+// ends as the controller sees a single leader.
+func (s *availability) endsLeaderless(gap int64) bool {
+	return s.observing && s.leading == 0 && s.recovered >= 0 && s.since >= s.recovered && s.now-s.since > gap
+}
+
+// observedGap is how long a leader can go unobserved between a node's
+// answers without the history saying anything about it: a polled node
+// answers once an interval, each answer late by up to another.
+func observedGap(interval time.Duration) int64 {
+	return int64(2 * interval)
 }
 
 func (s *availability) figures(faults []FaultEffect) map[string]float64 {

@@ -403,6 +403,13 @@ func TestAvailabilityUndecided(t *testing.T) {
 				note: "After the final heal a single leader was seen at 11.000 s, but the history ends 14.000 s into a stretch with no leader that began at 12.000 s (event 8), before the recovery timeout of 30s: it proves neither"},
 		},
 		{
+			// A polled node's answers leave gaps of up to an interval, and
+			// a complete run ends as the controller sees one leader.
+			name:  "recovered, then the history ends within two intervals of the last leader seen",
+			build: recoveredThenLost(13_500),
+			want:  want{valid: Valid, figures: map[string]float64{"recovery_s": 1}},
+		},
+		{
 			name:  "recovered, then the history ends at the recovery timeout into a stretch with no leader",
 			build: recoveredThenLost(42_000),
 			want:  want{valid: Unknown, note: "ends 30.000 s into a stretch with no leader"},
