@@ -32,8 +32,14 @@ type Schedule struct {
 
 // Fixed is the schedule of a fixed rhythm: Plan's steps.
 func Fixed(groups [][]string, interval, limit time.Duration, seed uint64) Schedule {
-	s := Schedule{Steps: Plan(groups, interval, limit, seed)}
-	for _, step := range s.Steps {
+	return OfSteps(Plan(groups, interval, limit, seed))
+}
+
+// OfSteps is the schedule of a fixed rhythm: the steps, and the faults
+// they inject.
+func OfSteps(steps []Step) Schedule {
+	s := Schedule{Steps: steps}
+	for _, step := range steps {
 		if !step.Heal {
 			s.Faults = append(s.Faults, step.Fault)
 		}

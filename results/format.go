@@ -109,12 +109,7 @@ func readInfo1(b []byte, info *Info) error {
 	if err := json.Unmarshal(stored.Schedule, &steps); err != nil {
 		return fmt.Errorf("schedule: %w", err)
 	}
-	info.Schedule = nemesis.Schedule{Steps: steps}
-	for _, step := range steps {
-		if !step.Heal {
-			info.Schedule.Faults = append(info.Schedule.Faults, step.Fault)
-		}
-	}
+	info.Schedule = nemesis.OfSteps(steps)
 	return nil
 }
 
