@@ -22,10 +22,13 @@ import (
 //
 // The median of the others, not a mean of all: one action slow by
 // seconds among quick ones must not raise the measure it is judged by,
-// and a fault struck once is not judged by itself. The floor because
-// quick actions make a poor measure: a heal that starts a container
-// takes a second or two on any machine, and three times a partition's
-// 5 ms is nothing a loaded host does not do now and then.
+// and a fault struck once is not judged by itself. Of the fault by its
+// name, not its kind: a name does the same work each time (kill-all
+// restarts every node, kill-one one of them), where a kind mixes them,
+// and the history names faults, not kinds. The floor because quick
+// actions make a poor measure: a heal that starts a container takes a
+// second or two on any machine, and three times a partition's 5 ms is
+// nothing a loaded host does not do now and then.
 const (
 	lateFactor = 3
 	lateFloor  = int64(2 * time.Second)
@@ -34,8 +37,10 @@ const (
 // promptBeats is how many observation intervals after its belief held an
 // answer may reach the observer and still be prompt: twice the four after
 // which the observer gives up on a node (a poll's timeout, a watch's
-// connection). No node, however slow, makes a record later than that;
-// only the observer's own delay, in asking or in reading, can.
+// connection). A node slow to answer cannot make a poll's record later
+// than that, since the observer cuts it off; what is later is the
+// observer's own delay, in asking or in reading, or a watch line's on
+// its way.
 const promptBeats = 8
 
 // blindAfter is how long the observer may go without a prompt record of
