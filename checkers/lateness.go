@@ -364,6 +364,6 @@ func HarnessTimingOf(h []history.Event, every time.Duration, rate float64) Harne
 // report beside a HarnessTiming of a run observed every interval.
 func LatenessRules(every time.Duration) string {
 	every = cmp.Or(every, defaultEvery)
-	return fmt.Sprintf("A fault's injection or heal is late when it took more than %d times its usual time, the median of that fault's others of the same phase or %v, whichever is larger. An answer is late when it reached the observer more than %v (%d observation intervals) after its belief held, later than any node can make it. A silence is a span of more than %v in which no answer of any node reached the observer in time. The availability checker does not blame the target for a stretch that a late fault action or a silence could explain.",
+	return fmt.Sprintf("A fault's injection or heal is late when it took more than %d times its usual time, the median of that fault's others of the same phase or %v, whichever is larger. An answer is late when it reached the observer more than %v (%d observation intervals, twice the time after which it gives up on a node) after its belief held. A silence is a span of more than %v in which no answer of any node reached the observer in time. The availability checker does not blame the target for a stretch that a late fault action or a silence could explain.",
 		lateFactor, time.Duration(lateFloor), promptBeats*every, promptBeats, time.Duration(blindAfter(every)))
 }
