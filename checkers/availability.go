@@ -120,6 +120,14 @@ type lostLeader struct {
 //     single leader was seen, a stretch with no leader longer than
 //     recovery, with no fault in effect, is Invalid too (leader-lost): a
 //     cluster that re-elected and then lost its leader for good.
+//   - The harness's own lateness (lateness.go): a breach that it could
+//     explain is Unknown, its violation kept. A fault's injection or heal
+//     within the stretch judged (the final heal, for no-recovery) that took
+//     more than 3 times its usual time, the median of that fault's others
+//     or 2 s, whichever is larger, says the host or Docker Engine was
+//     struggling; an observer that learned nothing promptly of any node
+//     for so much of the stretch that what it saw of it is within recovery
+//     may have missed the leader, or learned of it late.
 //
 // Only what the history proves is judged: Valid needs a single leader
 // within recovery of the final heal and a history that does not end in a
@@ -159,7 +167,12 @@ func Availability(recovery time.Duration) func(Input) Result {
 		if heal < 0 {
 			from = "the start of the run"
 		}
-		var why string
+		var (
+			why string
+			// The breach an invalid verdict judges, and with it what led
+			// to it (the final heal), for lateness to explain.
+			span, judged Span
+		)
 		switch {
 		case !s.observing:
 			r.Valid = Unknown
@@ -173,6 +186,8 @@ func Availability(recovery time.Duration) func(Input) Result {
 		case s.recovered >= 0 && s.recovered <= s.deadline && s.lost != nil:
 			r.Valid = Invalid
 			r.Violations = []Violation{s.leaderLost(from)}
+			judged = Span{s.lost.start, s.lost.end}
+			span = judged
 		case s.recovered >= 0 && s.recovered <= s.deadline && s.endsLeaderless(observedGap(in.ObserveInterval)):
 			r.Valid = Unknown
 			began := &h[s.sinceAt]
@@ -189,6 +204,17 @@ func Availability(recovery time.Duration) func(Input) Result {
 		default:
 			r.Valid = Invalid
 			r.Violations = []Violation{s.noRecovery(recovery, from)}
+			judged = Span{h[s.heal].Time, s.deadline}
+			span = judged
+			if heal >= 0 && h[heal].Sent > 0 {
+				span.Start = min(h[heal].Sent, span.Start)
+			}
+		}
+		if r.Valid == Invalid {
+			if excuse := latenessOf(h, in.ObserveInterval).excuse(h, span, judged, int64(recovery)); excuse != "" {
+				r.Valid = Unknown
+				why = "Unknown, not invalid: " + excuse + ". The violation is kept for the reader."
+			}
 		}
 		r.Figures["violations"] = float64(len(r.Violations))
 		r.Note = notes(why, availabilityPrecision(in.ObserveInterval), capNote(s.nStorms, "storms"))

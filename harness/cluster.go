@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/splitbrain/splitbrain/checkers"
 	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/internal/parallel"
 	"github.com/splitbrain/splitbrain/nemesis"
@@ -57,6 +58,33 @@ type cluster struct {
 	sidecars    map[string]string     // node -> its packet-filter sidecar's container id
 	grudge      nemesis.Grudge        // the partition in effect
 	resourceURL string
+	started     []started // every container's start, in the order they ended
+}
+
+// started is one container's start, from the request until it ran.
+type started struct {
+	name string
+	at   time.Time
+	took time.Duration
+}
+
+// timeStart notes that container name's start, begun at at, ended now.
+func (c *cluster) timeStart(name string, at time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.started = append(c.started, started{name, at, time.Since(at)})
+}
+
+// startTiming sums up the containers' starts, each at its time since
+// zero, the history's start (negative: they come before it).
+func (c *cluster) startTiming(zero time.Time) checkers.Timing {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var t checkers.Timer
+	for _, s := range c.started {
+		t.Add(s.name, int64(s.at.Sub(zero)), int64(s.took), false)
+	}
+	return t.Timing()
 }
 
 func (c *cluster) Nodes() []string { return c.nodes }

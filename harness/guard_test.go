@@ -189,6 +189,15 @@ type engineProxy struct {
 }
 
 func startEngineProxy(t *testing.T) *engineProxy {
+	p := &engineProxy{path: filepath.Join(t.TempDir(), "engine.sock"), engine: engineSocket(t)}
+	p.listen(t)
+	t.Cleanup(p.cut)
+	return p
+}
+
+// engineSocket is the path of the Docker Engine's unix socket; a test
+// that stands between the harness and an Engine elsewhere is skipped.
+func engineSocket(t *testing.T) string {
 	engine := strings.TrimPrefix(os.Getenv("DOCKER_HOST"), "unix://")
 	if engine == "" {
 		engine = "/var/run/docker.sock"
@@ -196,10 +205,7 @@ func startEngineProxy(t *testing.T) *engineProxy {
 	if strings.Contains(engine, "://") {
 		t.Skipf("the Engine is not on a unix socket (DOCKER_HOST=%s)", engine)
 	}
-	p := &engineProxy{path: filepath.Join(t.TempDir(), "engine.sock"), engine: engine}
-	p.listen(t)
-	t.Cleanup(p.cut)
-	return p
+	return engine
 }
 
 func (p *engineProxy) listen(t *testing.T) {

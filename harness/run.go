@@ -53,6 +53,7 @@ type run struct {
 	dir      string
 	info     results.Info
 	cluster  *cluster
+	origin   time.Time // the history's start: run time 0
 }
 
 // Run performs one test: build, start, drive and break the cluster, tear it
@@ -122,6 +123,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		// history cannot be read).
 		events, _ = history.ReadFile(filepath.Join(r.dir, results.HistoryFile), history.ReadEvents)
 	}
+	r.info.HarnessTiming = r.harnessTiming(events)
 	r.info.Timings.Total = time.Since(began).Seconds()
 	if err := results.WriteJSON(filepath.Join(r.dir, results.RunFile), r.info); err != nil && runErr == nil {
 		runErr = err
@@ -138,6 +140,21 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		runErr = err
 	}
 	return &Outcome{Dir: r.dir, Info: r.info, Report: report}, runErr
+}
+
+// harnessTiming times the harness's own actions: those history h holds,
+// and the containers' starts before it, which a run that never began its
+// workload times before now.
+func (r *run) harnessTiming(h []history.Event) checkers.HarnessTiming {
+	t := checkers.HarnessTimingOf(h, r.cfg.ObserveInterval, r.cfg.Rate)
+	if r.cluster != nil {
+		zero := r.origin
+		if zero.IsZero() {
+			zero = time.Now()
+		}
+		t.Starts = r.cluster.startTiming(zero)
+	}
+	return t
 }
 
 // prepare checks everything the user gave before anything is started.
@@ -445,7 +462,8 @@ func (r *run) quiet(ctx context.Context, obs *workloads.Observer, broken <-chan 
 // heals every fault, lets the workload run on for the quiet period, and
 // stops. Ctrl-C ends it early; the history so far is kept.
 func (r *run) drive(ctx context.Context) error {
-	rec, err := history.NewRecorder(filepath.Join(r.dir, results.HistoryFile), time.Now())
+	r.origin = time.Now()
+	rec, err := history.NewRecorder(filepath.Join(r.dir, results.HistoryFile), r.origin)
 	if err != nil {
 		return err
 	}

@@ -104,7 +104,9 @@ func (r *run) startNodes(ctx context.Context) error {
 		})
 		if err == nil && r.partitions() {
 			var sidecar string
+			began := time.Now()
 			sidecar, err = r.docker.StartSidecar(ctx, r.info.ID, node+"-netfilter", id, netfilterImage)
+			c.timeStart(node+"-netfilter", began)
 			c.mu.Lock()
 			c.sidecars[node] = sidecar
 			c.mu.Unlock()
@@ -141,7 +143,9 @@ func (r *run) waitNodes(ctx context.Context) error {
 // container's id is kept even when it failed to start well, so that its
 // log can explain why.
 func (c *cluster) start(ctx context.Context, spec ContainerSpec) (string, error) {
+	began := time.Now()
 	ctr, err := c.docker.Start(ctx, spec)
+	c.timeStart(spec.Name, began)
 	if ctr.ID != "" {
 		c.mu.Lock()
 		c.ids[spec.Name] = ctr.ID

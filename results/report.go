@@ -54,6 +54,7 @@ type page struct {
 	Timeline   timelineView
 	Charts     []chartView
 	Avail      availView
+	Harness    harnessView
 	Files      []fileLink
 	CutShort   []history.CutShort // lines left out of the judgment
 }
@@ -124,6 +125,7 @@ func WriteReport(dir string, info Info, report checkers.Report, h []history.Even
 	p.Timeline = timelineOf(tl, p.Violations)
 	p.Charts = chartsOf(tl)
 	p.Avail = availOf(info, cfg, report, tl)
+	p.Harness = harnessOf(info)
 	p.Files = files(dir)
 	return writeTemplate(filepath.Join(dir, ReportFile), reportTmpl, p)
 }

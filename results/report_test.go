@@ -153,6 +153,47 @@ func TestWriteReportServiceLane(t *testing.T) {
 	}
 }
 
+// The report shows the harness's own timing, each kind of action the run
+// timed, with the late ones and the longest, and says what late means; a
+// run that timed nothing (stored before it did) shows no such section.
+func TestWriteReportHarnessTiming(t *testing.T) {
+	fx := makeFixture(t, t.TempDir(), 2_000)
+	fx.info.HarnessTiming = checkers.HarnessTiming{
+		Starts: checkers.Timing{Count: 9, MedianMS: 310, MaxMS: 1240, Worst: []checkers.Took{{What: "etcd1", At: -3.2, MS: 1240}}},
+		Heals: checkers.Timing{Count: 3, MedianMS: 400, MaxMS: 28_000, Late: 1, Worst: []checkers.Took{
+			{What: "kill-service-majority", At: 6, MS: 28_000}, {What: "kill-service-majority", At: 2, MS: 400},
+		}},
+		Probes:     checkers.Timing{Count: 1200, MedianMS: 0.4, MaxMS: 35},
+		AskedGapMS: 10,
+	}
+	if err := WriteReport(fx.dir, fx.info, fx.report, fx.history); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(fx.dir, ReportFile))
+	page := string(b)
+	for _, want := range []string{
+		"<h2>The harness's own timing</h2>",
+		"<td>container starts</td><td>9</td><td>310 ms</td><td>1240 ms</td><td></td><td class=\"small\">etcd1 at -3.200 s: 1240 ms</td>",
+		"<td>fault heals</td><td>3</td><td>400 ms</td><td>28.0 s</td><td><span class=\"err\">1</span></td><td class=\"small\">kill-service-majority at 6.000 s: 28.0 s; kill-service-majority at 2.000 s: 400 ms</td>",
+		"<td>the observer&#39;s answers: how late</td><td>1200</td><td>0.4 ms</td><td>35 ms</td>",
+		"more than 3 times its usual time",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+	if strings.Contains(page, "fault injections") {
+		t.Error("the report shows injections, which the run did not time")
+	}
+	fx.info.HarnessTiming = checkers.HarnessTiming{}
+	if err := WriteReport(fx.dir, fx.info, fx.report, fx.history); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(fx.dir, ReportFile)); strings.Contains(string(b), `id="harness"`) {
+		t.Error("a run that timed nothing has a section on the harness's timing")
+	}
+}
+
 // Runs that end at once, as a suite's do, each point latest at
 // themselves and rewrite the index without failing one another, and the
 // index written last lists them all.

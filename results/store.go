@@ -44,6 +44,9 @@ type Info struct {
 	Timings  Timings          `json:"timings"`
 	// Faults is what each injected fault did and cost.
 	Faults []checkers.FaultEffect `json:"faults"`
+	// HarnessTiming is how long the harness's own actions took: what a
+	// loaded host or Docker Engine does to a run shows here first.
+	HarnessTiming checkers.HarnessTiming `json:"harness_timing"`
 	// Notes say plainly what the run could not test (faults that reach
 	// nothing in this target), so that a valid verdict is not read as
 	// more, and what the verdict alone would not tell (a container that

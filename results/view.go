@@ -351,6 +351,57 @@ func availOf(info Info, cfg Settings, report checkers.Report, tl *timeline) avai
 	return a
 }
 
+// harnessView is the section on the harness's own timing: a row per kind
+// of action the run timed.
+type harnessView struct {
+	Rows  []harnessRow
+	Rules string
+}
+
+type harnessRow struct {
+	What                 string
+	Count, Late          int
+	Median, Max, Longest string
+}
+
+func harnessOf(info Info) harnessView {
+	t := info.HarnessTiming
+	v := harnessView{Rules: checkers.LatenessRules(info.Config.ObserveInterval)}
+	for _, k := range []struct {
+		what string
+		t    checkers.Timing
+	}{
+		{"container starts", t.Starts},
+		{"fault injections", t.Injections},
+		{"fault heals", t.Heals},
+		{"the observer's answers: how late", t.Probes},
+		{"the observer's silences", t.Silences},
+		{fmt.Sprintf("gaps between operations issued (one asked every %s)", millis(t.AskedGapMS)), t.IssueGaps},
+	} {
+		if k.t.Count == 0 {
+			continue
+		}
+		var longest []string
+		for _, w := range k.t.Worst {
+			longest = append(longest, strings.TrimPrefix(fmt.Sprintf("%s at %.3f s: %s", w.What, w.At, millis(w.MS)), " "))
+		}
+		v.Rows = append(v.Rows, harnessRow{What: k.what, Count: k.t.Count, Late: k.t.Late,
+			Median: millis(k.t.MedianMS), Max: millis(k.t.MaxMS), Longest: strings.Join(longest, "; ")})
+	}
+	return v
+}
+
+// millis says a duration in ms as precisely as it matters.
+func millis(ms float64) string {
+	switch {
+	case ms >= 10_000:
+		return strconv.FormatFloat(ms/1000, 'f', 1, 64) + " s"
+	case ms >= 10:
+		return strconv.FormatFloat(ms, 'f', 0, 64) + " ms"
+	}
+	return strconv.FormatFloat(ms, 'f', 1, 64) + " ms"
+}
+
 // tiles picks the availability checker's headline figures, those it gave.
 func tiles(f map[string]float64) []tile {
 	s := func(k string) string { return strconv.FormatFloat(f[k], 'f', 3, 64) + " s" }
