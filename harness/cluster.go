@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/splitbrain/splitbrain/checkers"
 	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/internal/parallel"
@@ -51,6 +52,7 @@ type cluster struct {
 	mu          sync.RWMutex
 	nodes       []string
 	services    []string              // the target's service containers, by name
+	beside      map[string]string     // a service member placed beside a node -> that node
 	skewable    []string              // the services whose clocks libfaketime skews
 	ids         map[string]string     // node, service or "resource" -> container id
 	ips         map[string]netip.Addr // node, service or "resource" -> address on the run's network
@@ -126,21 +128,61 @@ func (c *cluster) View() nemesis.View {
 	return c.view()
 }
 
-func (c *cluster) Kill(ctx context.Context, node string) error {
-	c.guard.expectStop(c.ids[node])
-	return c.docker.Kill(ctx, c.ids[node])
+// A node's host is its container's network namespace and the service
+// members placed beside it, which share it: a kill, a pause or a restart
+// of the node reaches them all, as a crash, a freeze or a reboot of a
+// machine reaches everything on it. A partition needs nothing more: the
+// members have the node's address, which the packet filters cut.
+
+// host is what a fault of name reaches: a node and the members beside
+// it, in manifest order; any other container alone.
+func (c *cluster) host(name string) []string {
+	out := []string{name}
+	for _, member := range c.services {
+		if c.beside[member] == name {
+			out = append(out, member)
+		}
+	}
+	return out
+}
+
+// onHost does act to name and, at once, to the members beside it. A
+// member that is not running (it exited on its own, and the noteDown at
+// the end of the run tells of it) has nothing to kill, freeze or thaw:
+// that is no failure of the fault on the node.
+func (c *cluster) onHost(name string, act func(id string) error) error {
+	return parallel.Each(c.host(name), func(n string) error {
+		err := act(c.ids[n])
+		if n != name && cerrdefs.IsConflict(err) {
+			return nil
+		}
+		return err
+	})
+}
+
+func (c *cluster) Kill(ctx context.Context, name string) error {
+	return c.onHost(name, func(id string) error {
+		c.guard.expectStop(id)
+		return c.docker.Kill(ctx, id)
+	})
 }
 
 // Restart starts a killed node or service again, learns its address anew,
 // puts a node's packet-filter sidecar into its new network namespace, and
 // rewrites the rules of the partition in effect, which may name the old
-// address: a restarted container stays partitioned.
+// address: a restarted container stays partitioned. A node's members
+// start after it, into its new namespace.
 func (c *cluster) Restart(ctx context.Context, name string) error {
-	if err := c.docker.Restart(ctx, c.ids[name]); err != nil {
-		return err
-	}
-	if err := c.learnAddress(ctx, name, c.ids[name]); err != nil {
-		return err
+	for i, n := range c.host(name) {
+		if err := c.docker.Restart(ctx, c.ids[n]); err != nil {
+			if i == 0 {
+				return err
+			}
+			return fmt.Errorf("restart %s beside %s: %v", n, name, err)
+		}
+		if err := c.learnAddress(ctx, n, c.ids[n]); err != nil {
+			return err
+		}
 	}
 	c.mu.RLock()
 	sidecar := c.sidecars[name]
@@ -169,12 +211,12 @@ func (c *cluster) Restart(ctx context.Context, name string) error {
 	return c.Partition(ctx, g)
 }
 
-func (c *cluster) Pause(ctx context.Context, node string) error {
-	return c.docker.Pause(ctx, c.ids[node])
+func (c *cluster) Pause(ctx context.Context, name string) error {
+	return c.onHost(name, func(id string) error { return c.docker.Pause(ctx, id) })
 }
 
-func (c *cluster) Resume(ctx context.Context, node string) error {
-	return c.docker.Unpause(ctx, c.ids[node])
+func (c *cluster) Resume(ctx context.Context, name string) error {
+	return c.onHost(name, func(id string) error { return c.docker.Unpause(ctx, id) })
 }
 
 // SetClock rewrites the node's clock file, which the node's SDK clock
@@ -204,6 +246,9 @@ func (c *cluster) SetClock(_ context.Context, node string, s contract.Skew) erro
 // resource has no sidecar to drop its half, so a node cut from one also
 // drops what it sends there: otherwise its requests and renewals on a
 // connection already open would still arrive, only the answers being lost.
+// A member beside a node is cut at the node's address, with its host; a
+// host is never cut from itself (the leader from the member beside it, in
+// partition-service), whose traffic never leaves the namespace.
 func (c *cluster) Partition(ctx context.Context, g nemesis.Grudge) error {
 	c.mu.Lock()
 	c.grudge = g
@@ -223,26 +268,29 @@ func (c *cluster) Partition(ctx context.Context, g nemesis.Grudge) error {
 		}
 		return errors.New("no packet-filter sidecars: the run was started without partition faults")
 	}
-	addrs := func(names []string) ([]netip.Addr, error) {
+	// addrs are the addresses of names, but self's.
+	addrs := func(names []string, self netip.Addr) ([]netip.Addr, error) {
 		out := make([]netip.Addr, 0, len(names))
 		for _, n := range names {
 			ip, ok := ips[n]
 			if !ok {
 				return nil, fmt.Errorf("no address for %s", n)
 			}
-			out = append(out, ip)
+			if ip != self {
+				out = append(out, ip)
+			}
 		}
 		return out, nil
 	}
 	return parallel.Each(c.nodes, func(node string) error {
-		drops := g[node]
+		drops, self := g[node], ips[node]
 		var r netfilter.Rules
 		var err error
-		if r.Drop, err = addrs(drops.All); err == nil {
-			r.DropInitiated, err = addrs(drops.Initiated)
+		if r.Drop, err = addrs(drops.All, self); err == nil {
+			r.DropInitiated, err = addrs(drops.Initiated, self)
 		}
 		if err == nil {
-			r.DropTo, err = addrs(unfiltered(drops.All))
+			r.DropTo, err = addrs(unfiltered(drops.All), self)
 		}
 		if err == nil {
 			err = c.applyRules(ctx, ips[node], r)
@@ -284,10 +332,17 @@ func (c *cluster) applyRules(ctx context.Context, node netip.Addr, r netfilter.R
 
 var sidecarClient = &http.Client{Timeout: 5 * time.Second}
 
-// learnAddress asks Docker for the address of node's container id. It takes
-// the id rather than reading c.ids, which the goroutines starting the
-// nodes are still filling in.
+// learnAddress asks Docker for the address of node's container id; a
+// member beside a node has the node's. It takes the id rather than
+// reading c.ids, which the goroutines starting the nodes are still
+// filling in.
 func (c *cluster) learnAddress(ctx context.Context, node, id string) error {
+	if host, ok := c.beside[node]; ok {
+		c.mu.Lock()
+		c.ips[node] = c.ips[host]
+		c.mu.Unlock()
+		return nil
+	}
 	ip, err := c.docker.IP(ctx, id, c.network)
 	if err != nil {
 		return err

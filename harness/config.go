@@ -12,6 +12,7 @@ import (
 
 	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/results"
+	"github.com/splitbrain/splitbrain/targets"
 )
 
 // Config of one run: the settings run.json records, and where this
@@ -64,8 +65,8 @@ func (c Config) Validate() error {
 		return badInput("no target: give --target NAME or --target-dir PATH")
 	case c.Nodes < 1:
 		return badInput("--nodes must be at least 1, not %d", c.Nodes)
-	case c.Nodes > 99:
-		return badInput("--nodes must be at most 99, not %d", c.Nodes)
+	case c.Nodes > targets.MaxNodes:
+		return badInput("--nodes must be at most %d, not %d", targets.MaxNodes, c.Nodes)
 	case c.TimeLimit <= 0:
 		return badInput("--time-limit must be positive, not %s", c.TimeLimit)
 	case c.QuietPeriod < 0:

@@ -4,6 +4,8 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/splitbrain/splitbrain/targets"
 )
 
 // Service faults need a target with services; the run says so before
@@ -30,11 +32,14 @@ func TestPrepareServiceFaults(t *testing.T) {
 }
 
 func TestAddressPlan(t *testing.T) {
-	plan, err := addressPlan(netip.MustParsePrefix("172.19.0.0/16"), []string{"n1", "n2"}, []string{"sentinel1", "sentinel2"})
+	plan, err := addressPlan(netip.MustParsePrefix("172.19.0.0/16"), []string{"n1", "n2"},
+		[]targets.Member{{Name: "sentinel1", Node: "n1"}, {Name: "etcd1"}, {Name: "sentinel2", Node: "n2"}, {Name: "etcd2"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"resource": "172.19.0.2", "n1": "172.19.0.11", "n2": "172.19.0.12", "sentinel1": "172.19.0.120", "sentinel2": "172.19.0.121"}
+	// A member beside a node answers at the node's address.
+	want := map[string]string{"resource": "172.19.0.2", "n1": "172.19.0.11", "n2": "172.19.0.12",
+		"sentinel1": "172.19.0.11", "sentinel2": "172.19.0.12", "etcd1": "172.19.0.120", "etcd2": "172.19.0.121"}
 	if len(plan) != len(want) {
 		t.Errorf("plan %v", plan)
 	}

@@ -151,6 +151,11 @@ type ContainerSpec struct {
 	// /etc/hosts.
 	IP    netip.Addr
 	Hosts map[string]netip.Addr
+	// Beside, if set, is the id of a running container whose network
+	// namespace this one joins (Docker's network mode container:<id>):
+	// its address, host name and /etc/hosts are that container's, and
+	// Network, IP and Hosts are not used.
+	Beside string
 }
 
 // Container is a started container.
@@ -168,6 +173,10 @@ func (d *Docker) Start(ctx context.Context, s ContainerSpec) (Container, error) 
 	// once asked, is seen through.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
+	if s.Beside != "" {
+		id, err := d.startBeside(ctx, s, nil)
+		return Container{ID: id, Name: s.Name}, err
+	}
 	ctr, err := testcontainers.Run(ctx, s.Image,
 		testcontainers.WithName("splitbrain-"+s.RunID+"-"+s.Name),
 		testcontainers.WithLabels(runLabels(s.RunID, s.Name)),
@@ -262,19 +271,32 @@ func (d *Docker) Unpause(ctx context.Context, id string) error {
 // helper of a node. Target images need no tools of ours, and no container
 // of the run is privileged.
 func (d *Docker) StartSidecar(ctx context.Context, runID, name, target, image string) (string, error) {
+	return d.startBeside(ctx, ContainerSpec{RunID: runID, Name: name, Image: image, Beside: target}, []string{"NET_ADMIN"})
+}
+
+// startBeside creates and starts the container s in the network namespace
+// of container s.Beside, with the capabilities capAdd besides Docker's
+// defaults. It returns the container's id once created, even when it
+// could not be started.
+func (d *Docker) startBeside(ctx context.Context, s ContainerSpec, capAdd []string) (string, error) {
+	var env []string
+	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
+		env = append(env, k+"="+s.Env[k])
+	}
 	res, err := d.cli.ContainerCreate(ctx, client.ContainerCreateOptions{
-		Name:   "splitbrain-" + runID + "-" + name,
-		Config: &container.Config{Image: image, Labels: runLabels(runID, name)},
+		Name:   "splitbrain-" + s.RunID + "-" + s.Name,
+		Config: &container.Config{Image: s.Image, Labels: runLabels(s.RunID, s.Name), Env: env},
 		HostConfig: &container.HostConfig{
-			NetworkMode: container.NetworkMode("container:" + target),
-			CapAdd:      []string{"NET_ADMIN"},
+			NetworkMode: container.NetworkMode("container:" + s.Beside),
+			CapAdd:      capAdd,
+			Binds:       s.Binds,
 		},
 	})
 	if err != nil {
-		return "", fmt.Errorf("create %s: %v", name, err)
+		return "", fmt.Errorf("create %s: %v", s.Name, err)
 	}
 	if _, err := d.cli.ContainerStart(ctx, res.ID, client.ContainerStartOptions{}); err != nil {
-		return res.ID, fmt.Errorf("start %s: %v", name, err)
+		return res.ID, fmt.Errorf("start %s: %v", s.Name, err)
 	}
 	return res.ID, nil
 }

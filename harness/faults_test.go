@@ -20,15 +20,17 @@ import (
 	"github.com/splitbrain/splitbrain/results"
 )
 
-// startTestCluster starts a 3-node raft cluster with packet-filter
-// sidecars, and tears it down at the end of the test.
-func startTestCluster(t *testing.T) *cluster {
+// startTestCluster starts a 3-node cluster of the target in targetDir
+// ("": raft) with packet-filter sidecars, and tears it down at the end of
+// the test.
+func startTestCluster(t *testing.T, targetDir string) *cluster {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts containers")
 	}
 	cfg := DefaultConfig()
 	cfg.RepoRoot, cfg.TargetsRoot, cfg.ResultsDir = "..", "../targets", t.TempDir()
+	cfg.TargetDir = targetDir
 	cfg.Nodes = 3
 	cfg.Nemesis = []string{"partition-one"}
 	r, err := prepare(cfg)
@@ -61,13 +63,20 @@ func startTestCluster(t *testing.T) *cluster {
 }
 
 // reachable asks from's sidecar whether from can open a TCP connection to
-// to's node API.
+// port of to, by to's address.
 func reachable(t *testing.T, c *cluster, from, to string, port int) bool {
 	t.Helper()
-	url := fmt.Sprintf("http://%s:%d/probe?addr=%s:%d", c.ips[from], netfilter.Port, c.ips[to], port)
+	return reaches(t, c, from, fmt.Sprintf("%s:%d", c.ips[to], port))
+}
+
+// reaches asks node's sidecar whether node can open a TCP connection to
+// addr, a host name resolved in node's namespace, or an address.
+func reaches(t *testing.T, c *cluster, node, addr string) bool {
+	t.Helper()
+	url := fmt.Sprintf("http://%s:%d/probe?addr=%s", c.ips[node], netfilter.Port, addr)
 	resp, err := http.Get(url)
 	if err != nil {
-		t.Fatalf("probe from %s: %v", from, err)
+		t.Fatalf("probe from %s: %v", node, err)
 	}
 	defer resp.Body.Close()
 	var ans struct{ Reachable bool }
@@ -78,9 +87,12 @@ func reachable(t *testing.T, c *cluster, from, to string, port int) bool {
 }
 
 // answers says whether node's API answers the controller.
-func answers(c *cluster, node, path string) bool {
+func answers(c *cluster, node, path string) bool { return answered(c.NodeURL(node) + path) }
+
+// answered says whether url answers the controller 200.
+func answered(url string) bool {
 	hc := &http.Client{Timeout: 500 * time.Millisecond}
-	resp, err := hc.Get(c.NodeURL(node) + path)
+	resp, err := hc.Get(url)
 	if err != nil {
 		return false
 	}
@@ -110,7 +122,7 @@ func waitLeader(t *testing.T, c *cluster) string {
 }
 
 func TestFaultsTakeEffect(t *testing.T) {
-	c := startTestCluster(t)
+	c := startTestCluster(t, "")
 	ctx := context.Background()
 	port := c.port
 	nodes := c.Nodes()
@@ -283,6 +295,114 @@ func TestFaultsTakeEffect(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 		if d := clock(); d > time.Second || d < -time.Second {
 			t.Errorf("healed n1's clock is %v off", d)
+		}
+	})
+}
+
+// A service member placed beside a node shares the node's host: its
+// address (by name too), its partitions, its pauses and its kills, while
+// a member beside another node goes on; a service fault still hits the
+// member alone.
+func TestMemberBesideNodeSharesItsFate(t *testing.T) {
+	c := startTestCluster(t, "testdata/beside")
+	ctx := context.Background()
+	nodes := c.Nodes()
+	const port = 2379 // the store's, in testdata/beside
+	store := func(member string) string { return fmt.Sprintf("%s:%d", member, port) }
+	health := func(member string) string { return fmt.Sprintf("http://%s:%d/health", c.ips[member], port) }
+	serves := func(member string) bool { return answered(health(member)) }
+	heal := func() {
+		if err := c.Partition(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	t.Run("a member has its node's address, and its name resolves to it", func(t *testing.T) {
+		if c.ips["store1"] != c.ips["n1"] || c.ips["store2"] != c.ips["n2"] {
+			t.Errorf("store1 at %s, n1 at %s; store2 at %s, n2 at %s", c.ips["store1"], c.ips["n1"], c.ips["store2"], c.ips["n2"])
+		}
+		if !reaches(t, c, "n3", store("store1")) || !reaches(t, c, "n3", store("store2")) {
+			t.Error("n3 does not reach the stores by name")
+		}
+	})
+
+	t.Run("a partition of the node cuts the member with it, not from its own host", func(t *testing.T) {
+		if err := c.Partition(ctx, nemesis.IsolateNode(nodes, "n1")); err != nil {
+			t.Fatal(err)
+		}
+		defer heal()
+		if reaches(t, c, "n2", store("store1")) || reaches(t, c, "n3", store("store1")) {
+			t.Error("store1 is reached across n1's partition")
+		}
+		if !reaches(t, c, "n1", store("store1")) || !reaches(t, c, "n3", store("store2")) {
+			t.Error("the cut reached further than n1's host")
+		}
+	})
+
+	t.Run("a node cut from the service keeps the member beside it", func(t *testing.T) {
+		if err := c.Partition(ctx, nemesis.CutFrom("n1", "store1", "store2")); err != nil {
+			t.Fatal(err)
+		}
+		defer heal()
+		if reaches(t, c, "n1", store("store2")) {
+			t.Error("n1 reaches store2")
+		}
+		if !reaches(t, c, "n1", store("store1")) {
+			t.Error("n1 was cut from its own host's store1")
+		}
+	})
+
+	t.Run("a paused node freezes the member beside it", func(t *testing.T) {
+		if err := c.Pause(ctx, "n1"); err != nil {
+			t.Fatal(err)
+		}
+		if serves("store1") {
+			t.Error("store1 answered while n1's host was frozen")
+		}
+		if !serves("store2") {
+			t.Error("store2 froze with n1")
+		}
+		if err := c.Resume(ctx, "n1"); err != nil {
+			t.Fatal(err)
+		}
+		if !serves("store1") || !answers(c, "n1", "/health") {
+			t.Error("n1's host did not thaw")
+		}
+	})
+
+	t.Run("a killed node takes the member beside it down, and its restart brings it back", func(t *testing.T) {
+		if err := c.Kill(ctx, "n1"); err != nil {
+			t.Fatal(err)
+		}
+		if exited, _ := c.docker.Exited(ctx, c.ids["store1"]); !exited {
+			t.Error("store1 runs on after n1 was killed")
+		}
+		if !serves("store2") {
+			t.Error("store2 went down with n1")
+		}
+		if err := c.Restart(ctx, "n1"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := waitAll(ctx, []string{"store1"}, 10*time.Second, health); err != nil {
+			t.Fatal(err)
+		}
+		if !reaches(t, c, "n2", store("store1")) {
+			t.Error("n2 does not reach the restarted store1")
+		}
+	})
+
+	t.Run("a service fault hits the member alone", func(t *testing.T) {
+		if err := c.Kill(ctx, "store1"); err != nil {
+			t.Fatal(err)
+		}
+		if serves("store1") || !answers(c, "n1", "/health") {
+			t.Error("the kill of store1 did not stop at store1")
+		}
+		if err := c.Restart(ctx, "store1"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := waitAll(ctx, []string{"store1"}, 10*time.Second, health); err != nil {
+			t.Fatal(err)
 		}
 	})
 }

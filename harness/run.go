@@ -178,7 +178,10 @@ func prepare(cfg Config) (*run, error) {
 	if err != nil {
 		return nil, badInput("--promise: %v", err)
 	}
-	groups, err := nemesis.ExpandFor(cfg.Nemesis, len(skewableServices(m)) > 0)
+	if err := m.Fits(cfg.Nodes); err != nil {
+		return nil, badInput("--nodes: %v", err)
+	}
+	groups, err := nemesis.ExpandFor(cfg.Nemesis, len(skewableServices(m, cfg.Nodes)) > 0)
 	if err != nil {
 		return nil, badInput("%v", err)
 	}
@@ -196,7 +199,7 @@ func prepare(cfg Config) (*run, error) {
 			if f.Kind == nemesis.Clock && !f.OnServices && m.Clock == targets.ClockNone {
 				blind = append(blind, f.Name)
 			}
-			if f.Kind == nemesis.Clock && f.OnServices && len(skewableServices(m)) == 0 {
+			if f.Kind == nemesis.Clock && f.OnServices && len(skewableServices(m, cfg.Nodes)) == 0 {
 				return nil, badInput("--nemesis %s: no service of target %s has clock: %s in its %s", f.Name, m.Name, targets.ClockFaketime, targets.ManifestFile)
 			}
 			// A family names a fault once per unit of its weight: the
@@ -324,7 +327,7 @@ func (r *run) buildImages(ctx context.Context) error {
 func (r *run) systemVersions(ctx context.Context) error {
 	containers := []string{r.cluster.nodes[0]}
 	for _, s := range r.manifest.Services {
-		containers = append(containers, s.MemberNames()[0])
+		containers = append(containers, s.MemberNames(r.cfg.Nodes)[0])
 	}
 	for _, name := range containers {
 		v, err := r.docker.PackageVersions(ctx, r.cluster.ids[name])
@@ -340,16 +343,17 @@ func (r *run) systemVersions(ctx context.Context) error {
 }
 
 // addressPlan gives every container of a run a fixed address in subnet:
-// the resource .2, node ni .10+i, the service containers from .120. Each
-// container also lists them all in its /etc/hosts: on an internal network
-// Docker's DNS takes 20 s to give up on the name of a container that is
-// down (killed by a fault), and a real server that resolves names in its
-// event loop (a Sentinel, a Redis replica) stalls that long. A deployed
-// system's names outlive its hosts' crashes; here they do too.
-func addressPlan(subnet netip.Prefix, nodes, services []string) (map[string]netip.Addr, error) {
+// the resource .2, node ni .10+i, the service members of their own from
+// .120; a member beside a node has the node's. Each container also lists
+// them all in its /etc/hosts: on an internal network Docker's DNS takes
+// 20 s to give up on the name of a container that is down (killed by a
+// fault), and a real server that resolves names in its event loop (a
+// Sentinel, a Redis replica) stalls that long. A deployed system's names
+// outlive its hosts' crashes; here they do too.
+func addressPlan(subnet netip.Prefix, nodes []string, members []targets.Member) (map[string]netip.Addr, error) {
 	base := subnet.Masked().Addr().As4()
-	if subnet.Bits() > 24 || len(nodes) > 99 || len(services) > 130 {
-		return nil, fmt.Errorf("subnet %s is too small for %d nodes and %d service containers", subnet, len(nodes), len(services))
+	if subnet.Bits() > 24 || len(nodes) > targets.MaxNodes || len(members) > 130 {
+		return nil, fmt.Errorf("subnet %s is too small for %d nodes and %d service containers", subnet, len(nodes), len(members))
 	}
 	at := func(i int) netip.Addr {
 		a := base
@@ -360,8 +364,14 @@ func addressPlan(subnet netip.Prefix, nodes, services []string) (map[string]neti
 	for i, n := range nodes {
 		plan[n] = at(11 + i)
 	}
-	for i, s := range services {
-		plan[s] = at(120 + i)
+	apart := 0
+	for _, m := range members {
+		if m.Node != "" {
+			plan[m.Name] = plan[m.Node]
+			continue
+		}
+		plan[m.Name] = at(120 + apart)
+		apart++
 	}
 	return plan, nil
 }
@@ -406,7 +416,7 @@ func (r *run) nodeEnv(node string) map[string]string {
 	if len(r.manifest.Services) > 0 {
 		var services []string
 		for _, s := range r.manifest.Services {
-			for _, m := range s.MemberNames() {
+			for _, m := range s.MemberNames(r.cfg.Nodes) {
 				services = append(services, fmt.Sprintf("%s:%d", m, s.Port))
 			}
 		}

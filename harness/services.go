@@ -15,40 +15,61 @@ import (
 // A target's services (its etcd, its Redis, its Sentinels) start with the
 // run, member by member, and are broken by the service faults.
 
+// When service members start (startServices): a member of its own
+// before the nodes or after them, as its service says; one beside a node
+// with start: before-nodes needs its node's container to join, so it
+// starts once the nodes' containers run, before they are healthy.
+const (
+	beforeNodes = iota
+	withNodes
+	afterNodes
+)
+
+// moment is when member m of service s starts.
+func moment(s targets.Service, m targets.Member) int {
+	switch {
+	case s.Start == targets.StartAfterNodes:
+		return afterNodes
+	case m.Node != "":
+		return withNodes
+	}
+	return beforeNodes
+}
+
 // startServices starts the members of the target's services that start
-// at this phase, all at once, and waits until each is ready.
-func (r *run) startServices(ctx context.Context, phase string) error {
+// at moment at, all at once, and waits until each is ready.
+func (r *run) startServices(ctx context.Context, at int) error {
 	c := r.cluster
 	type member struct {
-		name    string
+		targets.Member
 		service targets.Service
 	}
 	var members []member
 	for _, s := range r.manifest.Services {
-		if s.Start == phase {
-			for _, name := range s.MemberNames() {
-				members = append(members, member{name, s})
+		for _, m := range s.Placed(r.cfg.Nodes) {
+			if moment(s, m) == at {
+				members = append(members, member{m, s})
 			}
 		}
 	}
 	errs := parallel.Do(members, func(m member) error {
 		spec := ContainerSpec{
-			RunID: r.info.ID, Name: m.name, Image: r.serviceImage(m.service), Network: c.network, Env: r.memberEnv(m.service, m.name),
-			IP: c.hosts[m.name], Hosts: c.hosts,
+			RunID: r.info.ID, Name: m.Name, Image: r.serviceImage(m.service), Network: c.network, Env: r.memberEnv(m.service, m.Name),
+			IP: c.hosts[m.Name], Hosts: c.hosts, Beside: c.ids[m.Node],
 		}
 		if m.service.Clock == targets.ClockFaketime {
 			maps.Copy(spec.Env, faketimeEnv())
-			spec.Binds = []string{filepath.Join(c.clockDir, m.name) + ":" + clockMount}
+			spec.Binds = []string{filepath.Join(c.clockDir, m.Name) + ":" + clockMount}
 		}
 		id, err := c.start(ctx, spec)
 		if err != nil {
 			return err
 		}
-		return c.waitService(ctx, m.name, id, m.service, r.cfg.StartTimeout)
+		return c.waitService(ctx, m.Name, id, m.service, r.cfg.StartTimeout)
 	})
 	for i, err := range errs {
 		if err != nil {
-			return r.withLog(ctx, members[i].name, fmt.Errorf("service %s: %v", members[i].name, err))
+			return r.withLog(ctx, members[i].Name, fmt.Errorf("service %s: %v", members[i].Name, err))
 		}
 	}
 	return nil
@@ -56,11 +77,11 @@ func (r *run) startServices(ctx context.Context, phase string) error {
 
 // skewableServices are the service containers whose clocks the
 // clock-service fault may skew.
-func skewableServices(m targets.Manifest) []string {
+func skewableServices(m targets.Manifest, nodes int) []string {
 	var out []string
 	for _, s := range m.Services {
 		if s.Clock == targets.ClockFaketime {
-			out = append(out, s.MemberNames()...)
+			out = append(out, s.MemberNames(nodes)...)
 		}
 	}
 	return out
@@ -74,7 +95,7 @@ func (r *run) memberEnv(s targets.Service, name string) map[string]string {
 		env = map[string]string{}
 	}
 	var members, nodes []string
-	for _, m := range s.MemberNames() {
+	for _, m := range s.MemberNames(r.cfg.Nodes) {
 		members = append(members, fmt.Sprintf("%s:%d", m, s.Port))
 	}
 	for _, n := range r.cluster.nodes {

@@ -18,8 +18,8 @@ import (
 
 // A run's cluster starts in named steps: its network and address plan,
 // the resource, the services the nodes need, the nodes with their
-// packet-filter sidecars, their health, the services that need the nodes,
-// and the versions of what runs.
+// packet-filter sidecars, the members placed beside them, their health,
+// the services that need the nodes, and the versions of what runs.
 
 // startCluster starts the resource, the target's services and every node
 // on a fresh internal network and waits until every node answers /health.
@@ -28,10 +28,11 @@ func (r *run) startCluster(ctx context.Context) error {
 	for _, step := range []func(context.Context) error{
 		r.planCluster,
 		r.startResource,
-		func(ctx context.Context) error { return r.startServices(ctx, targets.StartBeforeNodes) },
+		func(ctx context.Context) error { return r.startServices(ctx, beforeNodes) },
 		r.startNodes,
+		func(ctx context.Context) error { return r.startServices(ctx, withNodes) },
 		r.waitNodes,
-		func(ctx context.Context) error { return r.startServices(ctx, targets.StartAfterNodes) },
+		func(ctx context.Context) error { return r.startServices(ctx, afterNodes) },
 	} {
 		if err := step(ctx); err != nil {
 			return err
@@ -51,9 +52,19 @@ func (r *run) planCluster(ctx context.Context) error {
 	c := &cluster{
 		docker: r.docker, network: netName, port: r.manifest.Port,
 		clockDir: filepath.Join(r.dir, "clocks"),
-		services: r.manifest.ServiceContainers(),
-		skewable: skewableServices(r.manifest),
+		skewable: skewableServices(r.manifest, r.cfg.Nodes),
+		beside:   map[string]string{},
 		ids:      map[string]string{}, ips: map[string]netip.Addr{}, sidecars: map[string]string{},
+	}
+	var members []targets.Member
+	for _, s := range r.manifest.Services {
+		members = append(members, s.Placed(r.cfg.Nodes)...)
+	}
+	for _, m := range members {
+		c.services = append(c.services, m.Name)
+		if m.Node != "" {
+			c.beside[m.Name] = m.Node
+		}
 	}
 	r.cluster = c
 	if r.manifest.Clock == targets.ClockFaketime || len(c.skewable) > 0 {
@@ -62,7 +73,7 @@ func (r *run) planCluster(ctx context.Context) error {
 	for i := 1; i <= r.cfg.Nodes; i++ {
 		c.nodes = append(c.nodes, fmt.Sprintf("n%d", i))
 	}
-	if c.hosts, err = addressPlan(subnet, c.nodes, c.services); err != nil {
+	if c.hosts, err = addressPlan(subnet, c.nodes, members); err != nil {
 		return err
 	}
 	for _, name := range append(slices.Clone(c.nodes), c.skewable...) {

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -99,6 +100,13 @@ type Service struct {
 	// etcd, three Sentinels): each its own container, named Name1, Name2...
 	// With 0 or 1 there is one container, named Name.
 	Members int `yaml:"members"`
+	// Beside places the members on the nodes' hosts instead, as a
+	// Sentinel or an etcd member is deployed beside each server: "nodes"
+	// (BesideNodes) puts one beside every node, a number N one beside
+	// each of n1..nN. A member beside node ni is named Name<i> and shares
+	// the node's network namespace, so every fault of the node (a kill, a
+	// pause, a partition) reaches it too. Empty: members of their own.
+	Beside string `yaml:"beside"`
 	// Clock is "faketime" for a service whose wall clock the clock-service
 	// fault may skew through libfaketime (a Redis whose keys expire by it);
 	// empty for one it may not.
@@ -118,17 +126,60 @@ const (
 // MaxMembers bounds Service.Members: a service cluster, not a fleet.
 const MaxMembers = 9
 
-// MemberNames are the container names of the service's members, which
-// are also their host names on the run's network.
-func (s Service) MemberNames() []string {
-	if s.Members <= 1 {
-		return []string{s.Name}
+// MaxNodes bounds a run's nodes, and so the members placed beside them.
+const MaxNodes = 99
+
+// BesideNodes is Service.Beside for a member beside every node.
+const BesideNodes = "nodes"
+
+// Member is one container of a service, as a run of some number of nodes
+// places it.
+type Member struct {
+	// Name is its container's name, which resolves to its address on the
+	// run's network.
+	Name string
+	// Node is the node whose host it shares (network namespace, address
+	// and fate); "" for a member in a container of its own.
+	Node string
+}
+
+// Placed are the service's containers in a run of nodes nodes, in order.
+func (s Service) Placed(nodes int) []Member {
+	if s.Beside == "" && s.Members <= 1 {
+		return []Member{{Name: s.Name}}
 	}
-	names := make([]string, s.Members)
-	for i := range names {
-		names[i] = fmt.Sprintf("%s%d", s.Name, i+1)
+	n := s.Members
+	if s.Beside != "" {
+		n = s.besideCount(nodes)
+	}
+	out := make([]Member, n)
+	for i := range out {
+		out[i].Name = fmt.Sprintf("%s%d", s.Name, i+1)
+		if s.Beside != "" {
+			out[i].Node = fmt.Sprintf("n%d", i+1)
+		}
+	}
+	return out
+}
+
+// MemberNames are the names of the service's containers in a run of
+// nodes nodes, in order.
+func (s Service) MemberNames(nodes int) []string {
+	var names []string
+	for _, m := range s.Placed(nodes) {
+		names = append(names, m.Name)
 	}
 	return names
+}
+
+// besideCount is how many nodes of a run of nodes nodes have a member
+// beside them: Beside's number, or every node. Beside is valid.
+func (s Service) besideCount(nodes int) int {
+	if s.Beside == BesideNodes {
+		return nodes
+	}
+	n, _ := strconv.Atoi(s.Beside)
+	return n
 }
 
 var (
@@ -207,7 +258,9 @@ func (m Manifest) validate() error {
 		if err := s.validate(m.Dir, fmt.Sprintf("services[%d]", i)); err != nil {
 			return err
 		}
-		for _, name := range s.MemberNames() {
+		// The most containers the service can have: one beside each of
+		// the most nodes a run may have.
+		for _, name := range s.MemberNames(MaxNodes) {
 			if seen[name] {
 				return fmt.Errorf("services: two containers would be named %q", name)
 			}
@@ -255,8 +308,13 @@ func (s Service) validate(dir, field string) error {
 		return fmt.Errorf("%s (%s): clock %q: want %s or nothing", field, s.Name, s.Clock, ClockFaketime)
 	case s.Clock == ClockFaketime && len(s.Build.Debian) == 0:
 		return fmt.Errorf("%s (%s): clock: %s needs libfaketime in the image: give build.debian", field, s.Name, ClockFaketime)
-	case s.Members > 1 && s.Name == "n":
+	case (s.Members > 1 || s.Beside != "") && s.Name == "n":
 		return fmt.Errorf("%s: name %q would name its members n1, n2..., the nodes' names", field, s.Name)
+	case s.Beside != "" && s.Members != 0:
+		return fmt.Errorf("%s (%s): members and beside: give one (beside places a member beside each node it names)", field, s.Name)
+	}
+	if n, err := strconv.Atoi(s.Beside); s.Beside != "" && s.Beside != BesideNodes && (err != nil || n < 1 || n > MaxNodes) {
+		return fmt.Errorf("%s (%s): beside %q: want %s (a member beside every node) or a number of nodes from 1 to %d (beside n1, n2...)", field, s.Name, s.Beside, BesideNodes, MaxNodes)
 	}
 	if err := s.Build.validate(dir, field+".build"); err != nil {
 		return err
@@ -277,14 +335,16 @@ func (m Manifest) Faces(family string) bool {
 	return true
 }
 
-// ServiceContainers are the names of every service container, member by
-// member, in manifest order.
-func (m Manifest) ServiceContainers() []string {
-	var out []string
-	for _, s := range m.Services {
-		out = append(out, s.MemberNames()...)
+// Fits says whether a run of nodes nodes has every node the services are
+// placed beside.
+func (m Manifest) Fits(nodes int) error {
+	for i, s := range m.Services {
+		if n := s.besideCount(nodes); n > nodes {
+			return fmt.Errorf("%s: services[%d] (%s): beside %d needs at least %d nodes, not %d",
+				filepath.Join(m.Dir, ManifestFile), i, s.Name, n, n, nodes)
+		}
 	}
-	return out
+	return nil
 }
 
 // System names the real system the target's nodes or services run, as

@@ -75,6 +75,12 @@ func TestManifestErrors(t *testing.T) {
 		{ok + "services: [{name: s, port: 1, start: later, build: {go: ./e}}]\n", "want before-nodes or after-nodes"},
 		{ok + "services: [{name: n, port: 1, members: 3, build: {go: ./e}}]\n", "nodes' names"},
 		{ok + "services: [{name: s, port: 1, members: 2, build: {go: ./e}}, {name: s1, port: 2, build: {go: ./e}}]\n", "two containers would be named \"s1\""},
+		{ok + "services: [{name: s, port: 1, beside: nodes, build: {go: ./e}}, {name: s42, port: 2, build: {go: ./e}}]\n", "two containers would be named \"s42\""},
+		{ok + "services: [{name: s, port: 1, beside: somewhere, build: {go: ./e}}]\n", "services[0] (s): beside \"somewhere\": want nodes (a member beside every node) or a number of nodes from 1 to 99"},
+		{ok + "services: [{name: s, port: 1, beside: 0, build: {go: ./e}}]\n", "beside \"0\""},
+		{ok + "services: [{name: s, port: 1, beside: 100, build: {go: ./e}}]\n", "beside \"100\""},
+		{ok + "services: [{name: s, port: 1, beside: 3, members: 3, build: {go: ./e}}]\n", "services[0] (s): members and beside: give one"},
+		{ok + "services: [{name: n, port: 1, beside: nodes, build: {go: ./e}}]\n", "nodes' names"},
 		{"name: x\ndescription: d\nbuild: {dockerfile: Nope}\npromise: fenced\n", "no file Nope"},
 		{"name: x\ndescription: d\nbuild: {go: ./x}\n", "promise is missing"},
 		{ok + "promise: sometimes\n", "mapping key \"promise\" already defined"},
@@ -153,8 +159,39 @@ func TestServiceClusterManifest(t *testing.T) {
 	if s.Start != StartAfterNodes || !slices.Equal(s.Build.Debian, []string{"redis-sentinel"}) || !slices.Equal(s.Build.Command, []string{"redis-sentinel", "/data/s.conf"}) {
 		t.Fatalf("%+v", s)
 	}
-	if got, want := m.ServiceContainers(), []string{"sentinel1", "sentinel2", "sentinel3", "redis"}; !slices.Equal(got, want) {
+	if got, want := slices.Concat(s.MemberNames(5), m.Services[1].MemberNames(5)), []string{"sentinel1", "sentinel2", "sentinel3", "redis"}; !slices.Equal(got, want) {
 		t.Errorf("containers %v, want %v", got, want)
+	}
+}
+
+// Members beside the nodes: one beside each node the run has, or beside
+// the first N, named after the node they share a host with.
+func TestServiceBesideNodes(t *testing.T) {
+	dir := t.TempDir()
+	writeManifest(t, dir, "name: x\ndescription: d\nbuild: {go: ./agent}\npromise: fenced\n"+
+		"services:\n  - {name: sentinel, beside: nodes, start: after-nodes, build: {go: ./s}, port: 26379}\n"+
+		"  - {name: etcd, beside: 2, build: {go: ./e}, port: 2379}\n  - {name: store, build: {go: ./r}, port: 80}\n")
+	m, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []Member
+	for _, s := range m.Services {
+		got = append(got, s.Placed(3)...)
+	}
+	want := []Member{
+		{"sentinel1", "n1"}, {"sentinel2", "n2"}, {"sentinel3", "n3"},
+		{"etcd1", "n1"}, {"etcd2", "n2"},
+		{"store", ""},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("placed %v, want %v", got, want)
+	}
+	if err := m.Fits(2); err != nil {
+		t.Errorf("2 nodes: %v", err)
+	}
+	if err := m.Fits(1); err == nil || !strings.Contains(err.Error(), "services[1] (etcd): beside 2 needs at least 2 nodes, not 1") || !strings.Contains(err.Error(), ManifestFile) {
+		t.Errorf("1 node: %v", err)
 	}
 }
 

@@ -447,7 +447,12 @@ func targetsCmd(args []string) (int, error) {
 		services := make([]string, len(m.Services))
 		for i, s := range m.Services {
 			services[i] = s.Name
-			if s.Members > 1 {
+			switch {
+			case s.Beside == targets.BesideNodes:
+				services[i] += "×node"
+			case s.Beside != "":
+				services[i] += "×n1-n" + s.Beside
+			case s.Members > 1:
 				services[i] += fmt.Sprintf("×%d", s.Members)
 			}
 		}
