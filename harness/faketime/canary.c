@@ -36,7 +36,7 @@ static void fail(const char *format, ...) {
 	vfprintf(stderr, format, args);
 	fprintf(stderr, "\n");
 	va_end(args);
-	exit(1);
+	_exit(1); // not exit: another thread may be failing too
 }
 
 static int64_t ns(struct timespec t) { return t.tv_sec * 1000000000LL + t.tv_nsec; }
