@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/splitbrain/splitbrain/contract"
+	"github.com/splitbrain/splitbrain/targets"
 )
 
 // Clock faults reach a target that is not written in Go through
@@ -32,14 +34,23 @@ const (
 
 // faketimeEnv is what a node needs for libfaketime to follow its clock
 // folder. Only the wall clock is skewed, as on a real machine whose clock
-// is off: monotonic clocks, and the timers built on them, keep true time.
+// is off: monotonic clocks, and the waits and timers on them, keep true
+// time. libfaketime leaves the monotonic clocks alone; its companion
+// monotonic.so, preloaded just before it, keeps it from the waits on them
+// (faketime_tools.go).
 func faketimeEnv() map[string]string {
 	return map[string]string{
-		"LD_PRELOAD":                   libcMalloc + ":" + faketimeLib,
+		"LD_PRELOAD":                   libcMalloc + ":" + faketimeMount + "/monotonic.so:" + faketimeLib,
 		"FAKETIME_TIMESTAMP_FILE":      clockMount + "/" + faketimeFile,
 		"FAKETIME_NO_CACHE":            "1",
 		"FAKETIME_DONT_FAKE_MONOTONIC": "1",
 	}
+}
+
+// usesFaketime says whether libfaketime skews the clock of any container
+// of target m: its nodes', or a service's.
+func usesFaketime(m targets.Manifest) bool {
+	return m.Clock == targets.ClockFaketime || slices.ContainsFunc(m.Services, func(s targets.Service) bool { return s.Clock == targets.ClockFaketime })
 }
 
 // faketimeSpec is the timestamp file's content for skew s at real time now.

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -11,15 +12,19 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/splitbrain/splitbrain/contract"
 )
 
 // skewOf runs date(1) under libfaketime, as a node of a faketime target
-// runs, and returns how far its wall clock is from ours.
+// runs (less monotonic.so, which is compiled for the containers), and
+// returns how far its wall clock is from ours.
 func skewOf(t *testing.T, file string) time.Duration {
 	t.Helper()
 	cmd := exec.Command("date", "+%s.%N")
 	env := faketimeEnv()
+	env["LD_PRELOAD"] = libcMalloc + ":" + faketimeLib
 	env["FAKETIME_TIMESTAMP_FILE"] = file
 	cmd.Env = os.Environ()
 	for k, v := range env {
@@ -133,10 +138,14 @@ func TestFaketimeInAContainer(t *testing.T) {
 	if err := f.set("n1", contract.Skew{Offset: skew}); err != nil {
 		t.Fatal(err)
 	}
+	tools, err := d.faketimeDir(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	runID, nw := throwawayNetwork(t, d, "test-faketime")
 	ctr, err := d.Start(ctx, ContainerSpec{
 		RunID: runID, Name: "n1", Image: image, Network: nw, Env: faketimeEnv(),
-		Binds: []string{filepath.Join(clocks, "n1") + ":" + clockMount},
+		Binds: []string{filepath.Join(clocks, "n1") + ":" + clockMount, tools + ":" + faketimeMount + ":ro"},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -148,5 +157,323 @@ func TestFaketimeInAContainer(t *testing.T) {
 	}
 	if got := time.Duration(secs-time.Now().Unix()) * time.Second; got > skew+5*time.Second || got < skew-5*time.Second {
 		t.Errorf("the container's clock is %s off, want %s", got, skew)
+	}
+}
+
+// waiters are the kinds of program clock: faketime serves (README.md), each
+// a small program of testdata/faketime that waits 100 ms at a time on the
+// monotonic clock, and how its image runs it.
+var waiters = []struct {
+	kind  string
+	entry string // the image's ENTRYPOINT
+}{
+	{"c", `["/usr/local/bin/waiter"]`},
+	{"python", `["python3", "/src/waiter.py"]`},
+	{"jvm", `["java", "-cp", "/src", "Waiter"]`},
+}
+
+// waiterImages builds an image of each waiter on the runtimes of the
+// tests, the C one compiled in a build stage with Debian's gcc, the Java
+// one by the compiler Debian's JRE holds.
+func waiterImages(t *testing.T, d *Docker) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	if err := d.TestImages(ctx); err != nil {
+		t.Fatal(err)
+	}
+	gcc, runtimes := faketimeImages()[1], faketimeRuntimes()
+	files := map[string][]byte{}
+	for _, name := range []string{"waiter.c", "waiter.py", "Waiter.java"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "faketime", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[name] = b
+	}
+	images := map[string]string{}
+	for _, w := range waiters {
+		files["Dockerfile"] = fmt.Appendf(nil, "FROM %s AS c\nCOPY waiter.c /src/\nRUN gcc -O2 -Wall -Wextra -Werror -pthread -o /waiter /src/waiter.c\n"+
+			"FROM %s\nCOPY --from=c /waiter /usr/local/bin/waiter\nCOPY waiter.py Waiter.java /src/\n"+
+			"RUN java -m jdk.compiler/com.sun.tools.javac.Main -d /src /src/Waiter.java\nENTRYPOINT %s\n", gcc.tag, runtimes.tag, w.entry)
+		images[w.kind] = "splitbrain/test-faketime-" + w.kind + ":latest"
+		if err := d.buildContext(ctx, images[w.kind], nil, "Dockerfile", files); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return images
+}
+
+// A wait a waiter printed: what it was, how long it took and when it
+// ended on the monotonic clock, and what its wall clock read then.
+type wait struct {
+	what             string
+	took, mono, wall time.Duration // since the clocks' epochs
+}
+
+// waits reads a waiter's output.
+func waits(out []byte) []wait {
+	var ws []wait
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 4 {
+			continue
+		}
+		var n [3]int64
+		var err error
+		for i := range n {
+			if n[i], err = strconv.ParseInt(f[i+1], 10, 64); err != nil {
+				break
+			}
+		}
+		if err == nil {
+			ws = append(ws, wait{f[0], time.Duration(n[0]), time.Duration(n[1]), time.Duration(n[2])})
+		}
+	}
+	return ws
+}
+
+// monotonic reads the host's CLOCK_MONOTONIC, which the containers share.
+func monotonic(t *testing.T) time.Duration {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ts.Nano())
+}
+
+// A C program, Python and the JVM, under libfaketime as the harness
+// preloads it, keep sleeping, waiting and timing out on true time while
+// their wall clocks jump each way, strobe and run fast, and show each
+// skew; each is still alive after every fault and every heal.
+func TestFaketimeKinds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts containers")
+	}
+	ctx := context.Background()
+	d := testDocker(t)
+	images := waiterImages(t, d)
+	tools, err := d.faketimeDir(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clocks := t.TempDir()
+	f := startFaketime(clocks)
+	defer f.close()
+	runID, nw := throwawayNetwork(t, d, "test-faketime-kinds")
+	ids := map[string]string{}
+	for _, w := range waiters {
+		os.Mkdir(filepath.Join(clocks, w.kind), 0o755)
+		ctr, err := d.Start(ctx, ContainerSpec{
+			RunID: runID, Name: w.kind, Image: images[w.kind], Network: nw, Env: faketimeEnv(),
+			Binds: []string{filepath.Join(clocks, w.kind) + ":" + clockMount, tools + ":" + faketimeMount + ":ro"},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[w.kind] = ctr.ID
+	}
+	// Each kind's waits, and its wall clock's skew at each: the wall
+	// clock less the monotonic one, less what that was before any fault.
+	waitsOf := func(kind string) []wait {
+		out, err := d.Logs(ctx, ids[kind])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return waits(out)
+	}
+	alive := func(kind, when string) bool {
+		exited, code := d.Exited(ctx, ids[kind])
+		if exited {
+			out, _ := d.Logs(ctx, ids[kind])
+			t.Errorf("%s exited (code %d) %s; its output ends:\n%s", kind, code, when, tail(out, 5))
+		}
+		return !exited
+	}
+	base := map[string]time.Duration{}
+	deadline := time.Now().Add(30 * time.Second)
+	for _, w := range waiters {
+		for len(waitsOf(w.kind)) < 2 && alive(w.kind, "as it started") {
+			if time.Now().After(deadline) {
+				out, _ := d.Logs(ctx, ids[w.kind])
+				t.Errorf("%s: not two waits done in 30 s; its output:\n%s", w.kind, tail(out, 5))
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if ws := waitsOf(w.kind); len(ws) > 0 {
+			base[w.kind] = ws[0].wall - ws[0].mono
+		}
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+
+	setAll := func(s contract.Skew) { // also from the strobe's goroutine: no Fatal
+		for _, w := range waiters {
+			if err := f.set(w.kind, s); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	near := func(got, want time.Duration) bool { return math.Abs(float64(got-want)) < float64(300*time.Millisecond) }
+	jumpTo := func(offset time.Duration) func() (stop func()) {
+		return func() func() { setAll(contract.Skew{Offset: offset}); return func() {} }
+	}
+	skewed := func(offset time.Duration) func([]time.Duration, []wait) error {
+		return func(skews []time.Duration, _ []wait) error {
+			for _, s := range skews {
+				if !near(s, offset) {
+					return fmt.Errorf("skew %s, want %s", s, offset)
+				}
+			}
+			return nil
+		}
+	}
+	const strobe = 7500 * time.Millisecond
+	phases := []struct {
+		name  string
+		begin func() (stop func())
+		lasts time.Duration
+		check func(skews []time.Duration, ws []wait) error
+	}{
+		{"a jump of -20 s", jumpTo(-20 * time.Second), 600 * time.Millisecond, skewed(-20 * time.Second)},
+		{"its heal", jumpTo(0), 400 * time.Millisecond, skewed(0)},
+		{"a jump of +20 s", jumpTo(20 * time.Second), 600 * time.Millisecond, skewed(20 * time.Second)},
+		{"its heal", jumpTo(0), 400 * time.Millisecond, skewed(0)},
+		{"a strobe", func() func() {
+			// As clock-strobe does: a jump and true time in turn, every
+			// 70 ms, which a waiter's 100 ms waits do not keep step with.
+			stop, stopped := make(chan struct{}), make(chan struct{})
+			go func() {
+				defer close(stopped)
+				tick := time.NewTicker(70 * time.Millisecond)
+				defer tick.Stop()
+				for on := true; ; on = !on {
+					s := contract.Skew{}
+					if on {
+						s.Offset = strobe
+					}
+					setAll(s)
+					select {
+					case <-stop:
+						return
+					case <-tick.C:
+					}
+				}
+			}()
+			return func() { close(stop); <-stopped }
+		}, time.Second, func(skews []time.Duration, _ []wait) error {
+			var on, off bool
+			for _, s := range skews {
+				switch {
+				case near(s, strobe):
+					on = true
+				case near(s, 0):
+					off = true
+				default:
+					return fmt.Errorf("skew %s, want %s or none", s, strobe)
+				}
+			}
+			if !on || !off {
+				return fmt.Errorf("skews %v: want both %s and none", skews, strobe)
+			}
+			return nil
+		}},
+		{"its heal", jumpTo(0), 400 * time.Millisecond, skewed(0)},
+		{"a rate of 4x", func() func() {
+			setAll(contract.Skew{Rate: 4, Since: time.Now().UnixNano()})
+			return func() {}
+		}, 1200 * time.Millisecond, func(skews []time.Duration, ws []wait) error {
+			last := len(ws) - 1
+			span := ws[last].mono - ws[0].mono
+			if span < 500*time.Millisecond {
+				return fmt.Errorf("waits over %s only", span)
+			}
+			// 3 s more every second, rewritten every 20 ms.
+			if gained := float64(skews[last]-skews[0]) / float64(span); gained < 2.7 || gained > 3.3 {
+				return fmt.Errorf("the skew gained %.2f s a second, want 3", gained)
+			}
+			return nil
+		}},
+		{"its heal", jumpTo(0), 400 * time.Millisecond, skewed(0)},
+	}
+	for _, p := range phases {
+		began := monotonic(t)
+		stop := p.begin()
+		time.Sleep(p.lasts)
+		ended := monotonic(t)
+		stop()
+		for _, w := range waiters {
+			if !alive(w.kind, "under "+p.name) {
+				t.FailNow()
+			}
+			// The waits that ended well inside the phase, a clock read
+			// after its beginning.
+			var in []wait
+			var skews []time.Duration
+			for _, x := range waitsOf(w.kind) {
+				if x.mono > began+20*time.Millisecond && x.mono < ended {
+					in = append(in, x)
+					skews = append(skews, x.wall-x.mono-base[w.kind])
+				}
+			}
+			if len(in) < 2 {
+				t.Errorf("%s under %s: %d waits ended in %s", w.kind, p.name, len(in), p.lasts)
+				continue
+			}
+			if err := p.check(skews, in); err != nil {
+				t.Errorf("%s under %s: %v", w.kind, p.name, err)
+			}
+		}
+	}
+	// Every wait lasted its 100 ms on the true clock, give or take a
+	// loaded machine: none woke early, none overslept by a skew.
+	for _, w := range waiters {
+		ws := waitsOf(w.kind)
+		for _, x := range ws {
+			if x.took < 99*time.Millisecond || x.took > 2*time.Second {
+				t.Errorf("%s: a %s took %s, want 100 ms", w.kind, x.what, x.took)
+			}
+		}
+		t.Logf("%s: %d waits", w.kind, len(ws))
+	}
+}
+
+// The canary passes in an image with libfaketime under the preload the
+// harness gives its nodes, and says what breaks under libfaketime alone
+// (waits on the monotonic clock) and without it (a wall clock no clock
+// fault reaches).
+func TestFaketimeCanary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts containers")
+	}
+	ctx := context.Background()
+	d := testDocker(t)
+	if err := d.TestImages(ctx); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := d.faketimeDir(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runID := "test-faketime-canary-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	t.Cleanup(func() { d.Remove(context.Background(), LabelRun+"="+runID) })
+	for _, c := range []struct{ preload, name, want string }{
+		{faketimeEnv()["LD_PRELOAD"], "as the harness preloads it", ""},
+		// The canary's first wait comes before it reads the wall clock:
+		// libfaketime, with no offset read yet, moves its deadline by as
+		// long as the machine has been up.
+		{libcMalloc + ":" + faketimeLib, "libfaketime alone", "canary: a 10 ms wait on the monotonic clock begun under no skew has not ended after a second"},
+		{libcMalloc + ":" + faketimeMount + "/monotonic.so", "without libfaketime", "s off, not +30.000 s: libfaketime is not loaded"},
+	} {
+		env := faketimeEnv()
+		env["LD_PRELOAD"] = c.preload
+		err := d.checkFaketime(ctx, runID, "canary", faketimeRuntimes().tag, dir, env)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
 	}
 }

@@ -76,8 +76,14 @@ func serviceBuild(s targets.Service) targets.Build {
 
 // BaseImages makes sure the bases that target m's images stand on (its
 // Debian packages, its etcd) are on this machine, making those that are
-// not: after it, a run of m builds only its own programs, in seconds.
+// not, and with a clock libfaketime skews, libfaketime's companions: after
+// it, a run of m builds only its own programs, in seconds.
 func (d *Docker) BaseImages(ctx context.Context, m targets.Manifest) error {
+	if usesFaketime(m) {
+		if err := d.cached(ctx, faketimeImages()...); err != nil {
+			return fmt.Errorf("%s: %w", m.Name, err)
+		}
+	}
 	builds := []targets.Build{nodeBuild(m)}
 	for _, s := range m.Services {
 		builds = append(builds, serviceBuild(s))

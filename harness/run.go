@@ -54,6 +54,9 @@ type run struct {
 	info     results.Info
 	cluster  *cluster
 	origin   time.Time // the history's start: run time 0
+	// faketime is the host folder of libfaketime's companions, which
+	// containers whose clocks it skews mount; "" for a target with none.
+	faketime string
 }
 
 // Run performs one test: build, start, drive and break the cluster, tear it
@@ -315,6 +318,12 @@ func (r *run) buildImages(ctx context.Context) error {
 	}
 	if r.partitions() {
 		builds = append(builds, ours(netfilterImage, netfilterMain))
+	}
+	if usesFaketime(r.manifest) {
+		builds = append(builds, func() (err error) {
+			r.faketime, err = d.faketimeDir(ctx)
+			return err
+		})
 	}
 	err := parallel.Each(builds, func(build func() error) error { return build() })
 	r.info.Timings.ImageBuild = time.Since(start).Seconds()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"path/filepath"
 	"strings"
 
 	"github.com/splitbrain/splitbrain/contract"
@@ -58,8 +57,7 @@ func (r *run) startServices(ctx context.Context, at int) error {
 			IP: c.hosts[m.Name], Hosts: c.hosts, Beside: c.ids[m.Node],
 		}
 		if m.service.Clock == targets.ClockFaketime {
-			maps.Copy(spec.Env, faketimeEnv())
-			spec.Binds = []string{filepath.Join(c.clockDir, m.Name) + ":" + clockMount}
+			spec.Binds = r.clockBinds(m.Name, true)
 		}
 		id, err := c.start(ctx, spec)
 		if err != nil {
@@ -88,7 +86,8 @@ func skewableServices(m targets.Manifest, nodes int) []string {
 }
 
 // memberEnv is a service member's environment: the manifest's, its own
-// name, every member of its service, and the nodes.
+// name, every member of its service, the nodes, and with clock: faketime
+// libfaketime's.
 func (r *run) memberEnv(s targets.Service, name string) map[string]string {
 	env := maps.Clone(s.Env)
 	if env == nil {
@@ -104,5 +103,8 @@ func (r *run) memberEnv(s targets.Service, name string) map[string]string {
 	env[contract.EnvMember] = name
 	env[contract.EnvMembers] = strings.Join(members, ",")
 	env[contract.EnvNodes] = strings.Join(nodes, ",")
+	if s.Clock == targets.ClockFaketime {
+		maps.Copy(env, faketimeEnv())
+	}
 	return env
 }

@@ -27,6 +27,7 @@ func (r *run) startCluster(ctx context.Context) error {
 	start := time.Now()
 	for _, step := range []func(context.Context) error{
 		r.planCluster,
+		r.checkFaketime,
 		r.startResource,
 		func(ctx context.Context) error { return r.startServices(ctx, beforeNodes) },
 		r.startNodes,
@@ -67,7 +68,7 @@ func (r *run) planCluster(ctx context.Context) error {
 		}
 	}
 	r.cluster = c
-	if r.manifest.Clock == targets.ClockFaketime || len(c.skewable) > 0 {
+	if usesFaketime(r.manifest) {
 		c.faketime = startFaketime(c.clockDir)
 	}
 	for i := 1; i <= r.cfg.Nodes; i++ {
@@ -82,6 +83,49 @@ func (r *run) planCluster(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// checkFaketime runs the canary (Docker.checkFaketime) in a container of
+// each image whose clock libfaketime skews, with the environment its
+// first node or member gets, before any starts. What it finds broken is
+// the harness's failure, found before it can be blamed on the target: a
+// node that died of the clock the harness gave it, or missed its
+// deadlines by it, would fail the checks as the target's doing.
+func (r *run) checkFaketime(ctx context.Context) error {
+	type probe struct {
+		name, image string
+		env         map[string]string
+	}
+	var probes []probe
+	if r.manifest.Clock == targets.ClockFaketime {
+		node := r.cluster.nodes[0]
+		probes = append(probes, probe{node, r.nodeImage(), r.nodeEnv(node)})
+	}
+	for _, s := range r.manifest.Services {
+		if s.Clock == targets.ClockFaketime {
+			member := s.MemberNames(r.cfg.Nodes)[0]
+			probes = append(probes, probe{member, r.serviceImage(s), r.memberEnv(s, member)})
+		}
+	}
+	errs := parallel.Do(probes, func(p probe) error {
+		return r.docker.checkFaketime(ctx, r.info.ID, p.name+"-canary", p.image, r.faketime, p.env)
+	})
+	for i, err := range errs {
+		if err != nil {
+			return fmt.Errorf("harness failure: libfaketime, preloaded for the clock faults of %s, breaks the programs of its image, which the run would blame on the target: %v", r.cluster.kind(probes[i].name), err)
+		}
+	}
+	return nil
+}
+
+// clockBinds mounts a node's or service member's clock folder and, for a
+// clock libfaketime skews, its companions.
+func (r *run) clockBinds(name string, faketime bool) []string {
+	binds := []string{filepath.Join(r.cluster.clockDir, name) + ":" + clockMount}
+	if faketime {
+		binds = append(binds, r.faketime+":"+faketimeMount+":ro")
+	}
+	return binds
 }
 
 // startResource starts the fenced resource, whose decision log is written
@@ -111,7 +155,7 @@ func (r *run) startNodes(ctx context.Context) error {
 	errs := parallel.Do(c.nodes, func(node string) error {
 		id, err := c.start(ctx, ContainerSpec{
 			RunID: r.info.ID, Name: node, Image: r.nodeImage(), Network: c.network, Env: r.nodeEnv(node), IP: c.hosts[node], Hosts: c.hosts,
-			Binds: []string{filepath.Join(c.clockDir, node) + ":" + clockMount},
+			Binds: r.clockBinds(node, r.manifest.Clock == targets.ClockFaketime),
 		})
 		if err == nil && r.partitions() {
 			var sidecar string

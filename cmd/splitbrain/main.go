@@ -53,7 +53,7 @@ const usage = `usage:
                                     join the results folders of a suite's shards into one
   splitbrain prune [--keep N] [--older-than D] [--results DIR]
                                     remove stored runs beyond the newest N, or older than D
-  splitbrain images [--target T]    make the cached images targets stand on (Debian packages, etcd) ahead of a run
+  splitbrain images [--target T]    make the cached images targets stand on (Debian packages, etcd; without --target, the tests' too) ahead of a run
   splitbrain clean                  remove every container and network a run left behind`
 
 func main() {
@@ -462,9 +462,10 @@ func targetsCmd(args []string) (int, error) {
 }
 
 // imagesCmd makes the heavy images of the repository's targets (a Debian
-// base and its packages, an etcd compiled from its modules), each once per
-// machine, so that a CI job can pay for them in a step of their own and
-// no run or test waits for them.
+// base and its packages, an etcd compiled from its modules) and, without
+// --target, of the harness's own tests, each once per machine, so that a
+// CI job can pay for them in a step of their own and no run or test waits
+// for them.
 func imagesCmd(ctx context.Context, args []string) (int, error) {
 	fs := flag.NewFlagSet("images", flag.ContinueOnError)
 	target := fs.String("target", "", "only this target's images")
@@ -491,6 +492,11 @@ func imagesCmd(ctx context.Context, args []string) (int, error) {
 	start := time.Now()
 	for _, m := range all {
 		if err := d.BaseImages(ctx, m); err != nil {
+			return 0, err
+		}
+	}
+	if *target == "" {
+		if err := d.TestImages(ctx); err != nil {
 			return 0, err
 		}
 	}

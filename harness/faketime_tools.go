@@ -1,0 +1,203 @@
+package harness
+
+import (
+	"archive/tar"
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+)
+
+// Debian bookworm's libfaketime (0.9.10) leaves monotonic clocks true when
+// asked, yet still moves the deadlines of waits on them as if they were
+// on its faked clock: a program that sleeps to a monotonic deadline
+// (Python 3.11's time.sleep) fails with EINVAL, a monotonic condition
+// variable (the JVM's sleeps and waits) times out at once, a monotonic
+// timerfd fires off by the skew. So the harness compiles a companion
+// preloaded just before it, monotonic.so, which hands those waits to
+// glibc untouched, and a canary, which checks in each image whose clock
+// libfaketime skews that waits keep true time and the wall clock follows
+// the skew (harness/faketime/). Both are compiled once per machine with
+// Debian's gcc, then copied out of their image into a folder of the host
+// that those containers mount read-only at faketimeMount.
+const faketimeMount = "/splitbrain-faketime"
+
+//go:embed faketime/monotonic.c faketime/canary.c
+var faketimeSources embed.FS
+
+// faketimeImages are the images that make the companions: the Debian
+// base, its gcc, and the companions compiled on it.
+func faketimeImages() []heavyImage {
+	gcc := debianPackages([]string{"gcc", "libc6-dev"})
+	files := map[string][]byte{}
+	for _, name := range []string{"monotonic.c", "canary.c"} {
+		files[name], _ = faketimeSources.ReadFile("faketime/" + name)
+	}
+	files["Dockerfile"] = fmt.Appendf(nil, "FROM %s\nCOPY monotonic.c canary.c /src/\n"+
+		"RUN mkdir %[2]s && gcc -O2 -Wall -Wextra -Werror -shared -fPIC -o %[2]s/monotonic.so /src/monotonic.c && "+
+		"gcc -O2 -Wall -Wextra -Werror -pthread -o %[2]s/canary /src/canary.c\n", gcc.tag, faketimeMount)
+	hash := recipeHash(string(files["Dockerfile"]), string(files["monotonic.c"]), string(files["canary.c"]))
+	tag := "splitbrain/faketime:" + hash
+	return []heavyImage{debianBase(), gcc, {
+		tag:    tag,
+		making: "compiling the harness's companions to libfaketime",
+		make: func(ctx context.Context, d *Docker) error {
+			return d.buildContext(ctx, tag, map[string]string{LabelRecipe: hash}, "Dockerfile", files)
+		},
+	}}
+}
+
+// faketimeDir makes sure the companions are in a folder of this machine,
+// compiling them if they are not, and names it.
+func (d *Docker) faketimeDir(ctx context.Context) (string, error) {
+	images := faketimeImages()
+	if err := d.cached(ctx, images...); err != nil {
+		return "", err
+	}
+	tag := images[len(images)-1].tag
+	dir := filepath.Join(os.TempDir(), strings.NewReplacer("/", "-", ":", "-").Replace(tag)) // a bind's source has no colon
+	if _, err := os.Stat(dir); err == nil {
+		return dir, nil
+	}
+	// Copied aside, then renamed into place: another process may be at
+	// it too, and a container must never mount half of it.
+	tmp, err := os.MkdirTemp(os.TempDir(), ".splitbrain-faketime-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	if err := os.Chmod(tmp, 0o755); err != nil { // for a node that runs as another user
+		return "", err
+	}
+	if err := d.copyOut(ctx, tag, faketimeMount, tmp); err != nil {
+		return "", fmt.Errorf("copying the companions to libfaketime out of %s: %v", tag, err)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, serr := os.Stat(dir); serr != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+// copyOut copies the files of folder src in image into dir.
+func (d *Docker) copyOut(ctx context.Context, image, src, dir string) error {
+	res, err := d.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: &container.Config{
+		Image: image, Cmd: []string{"never started"}, Labels: map[string]string{LabelManaged: "true"},
+	}})
+	if err != nil {
+		return err
+	}
+	defer d.cli.ContainerRemove(context.WithoutCancel(ctx), res.ID, client.ContainerRemoveOptions{Force: true})
+	cp, err := d.cli.CopyFromContainer(ctx, res.ID, client.CopyFromContainerOptions{SourcePath: src})
+	if err != nil {
+		return err
+	}
+	defer cp.Content.Close()
+	tr := tar.NewReader(cp.Content)
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if hdr.Typeflag != tar.TypeReg {
+			continue
+		}
+		f, err := os.OpenFile(filepath.Join(dir, path.Base(hdr.Name)), os.O_CREATE|os.O_EXCL|os.O_WRONLY, fs.FileMode(hdr.Mode).Perm())
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(f, tr)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// canaryFile is the canary's own timestamp file, inside its container.
+const canaryFile = "/tmp/splitbrain-canary.rc"
+
+// canaryTimeout bounds the canary, which takes half a second, on a
+// loaded machine.
+const canaryTimeout = 30 * time.Second
+
+// checkFaketime runs the canary in a container of image, with env, the
+// environment of a node or member of that image, and the companions
+// mounted from dir: an error says how libfaketime, as the harness
+// preloads it there, breaks waits or leaves the wall clock alone. It can
+// tell that of glibc's waits (a sleep to a deadline, a condition
+// variable, a timerfd), not of calls a target's runtime makes that glibc
+// does not.
+func (d *Docker) checkFaketime(ctx context.Context, runID, name, image, dir string, env map[string]string) error {
+	env = maps.Clone(env)
+	env["FAKETIME_TIMESTAMP_FILE"] = canaryFile
+	var envList []string
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		envList = append(envList, k+"="+env[k])
+	}
+	res, err := d.cli.ContainerCreate(ctx, client.ContainerCreateOptions{
+		Name: "splitbrain-" + runID + "-" + name,
+		Config: &container.Config{
+			Image: image, Entrypoint: []string{faketimeMount + "/canary", canaryFile}, Env: envList, Labels: runLabels(runID, name),
+		},
+		HostConfig: &container.HostConfig{NetworkMode: "none", Binds: []string{dir + ":" + faketimeMount + ":ro"}},
+	})
+	if err != nil {
+		return fmt.Errorf("create %s: %v", name, err)
+	}
+	defer d.cli.ContainerRemove(context.WithoutCancel(ctx), res.ID, client.ContainerRemoveOptions{Force: true})
+	ctx, cancel := context.WithTimeout(ctx, canaryTimeout)
+	defer cancel()
+	wait := d.cli.ContainerWait(ctx, res.ID, client.ContainerWaitOptions{Condition: container.WaitConditionNextExit})
+	if _, err := d.cli.ContainerStart(ctx, res.ID, client.ContainerStartOptions{}); err != nil {
+		return fmt.Errorf("start %s: %v", name, err)
+	}
+	var code int64
+	select {
+	case r := <-wait.Result:
+		code = r.StatusCode
+	case err := <-wait.Error:
+		return fmt.Errorf("%s did not end: %v", name, err)
+	}
+	out, err := d.Logs(ctx, res.ID)
+	if err != nil {
+		return err
+	}
+	if code != 0 {
+		return fmt.Errorf("%s (exit %d)", strings.TrimSpace(tail(out, 3)), code)
+	}
+	return nil
+}
+
+// faketimeRuntimes is what the harness's tests run a small waiter of each
+// kind of program clock: faketime serves on (testdata/faketime): Debian's
+// JVM and Python, with libfaketime; the C one is compiled with the gcc of
+// faketimeImages.
+func faketimeRuntimes() heavyImage {
+	return debianPackages([]string{"default-jre-headless", "libfaketime", "python3"})
+}
+
+// TestImages makes sure the heavy images the harness's own tests stand on
+// are on this machine, making those that are not: `make test` makes them
+// before any test's timeout starts.
+func (d *Docker) TestImages(ctx context.Context) error {
+	return d.cached(ctx, append(faketimeImages(), faketimeRuntimes())...)
+}
