@@ -22,6 +22,7 @@ func TestRepositoryTargetsLoad(t *testing.T) {
 		"bully":                "fenced",
 		"ring":                 "fenced",
 		"lease":                "exclusive",
+		"lease-python":         "exclusive",
 		"redis-lease":          "exclusive",
 		"redis-lease-volatile": "exclusive",
 		"redis-sentinel":       "fenced",
@@ -31,7 +32,7 @@ func TestRepositoryTargetsLoad(t *testing.T) {
 			t.Errorf("%s promises %q, want %q", m.Name, m.Promise, p)
 		}
 		delete(want, m.Name)
-		if m.Port != DefaultPort || m.Build.Go == "" || !filepath.IsAbs(m.Dir) || m.Reaction <= 0 {
+		if m.Port != DefaultPort || !filepath.IsAbs(m.Dir) || m.Reaction <= 0 {
 			t.Errorf("%s manifest: %+v", m.Name, m)
 		}
 	}

@@ -180,7 +180,7 @@ class Node:
                 return 412, {"error": "fenced", "token": token, "current": json.load(refused)["current"]}
             return 503, {"error": "the resource answered %d" % refused.code}
         except (OSError, http.client.HTTPException, ValueError, KeyError) as err:
-            return 503, {"error": "the resource: %s" % (err or type(err).__name__)}
+            return 503, {"error": "the resource: %s" % (str(err) or type(err).__name__)}
 
 
 def omit_empty(body):
@@ -188,7 +188,7 @@ def omit_empty(body):
 
 
 class API(BaseHTTPRequestHandler):
-    """The node API; the server's node attribute is the Node."""
+    """The node API, answered from the server's node."""
 
     protocol_version = "HTTP/1.1"  # connections kept open, as Go's client keeps them
     # The headers and the body go out in two writes: with Nagle's
@@ -197,14 +197,11 @@ class API(BaseHTTPRequestHandler):
 
     def reply(self, status, body):
         data = json.dumps(body).encode()
-        try:
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the client hung up; the write, if any, was made all the same
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
     def do_GET(self):
         node = self.server.node
@@ -240,6 +237,20 @@ class API(BaseHTTPRequestHandler):
         pass  # a line per request would bury the node's log
 
 
+class Server(ThreadingHTTPServer):
+    """The node API's server, for node."""
+
+    def __init__(self, port, node):
+        super().__init__(("", port), API)
+        self.node = node
+
+    def handle_error(self, request, client_address):
+        # A client that hung up (a poll given up on, a write that timed
+        # out: its write was made all the same) is no error of the node's.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 def die_with(loop):
     """Runs loop, and ends the process if it fails: a node whose elector
     stopped must be seen to die, not serve a belief that never changes."""
@@ -262,8 +273,7 @@ def main():
     except ValueError as err:
         sys.exit(str(err))
     node = Node(name, elector, "http://%s/lease" % services[store_name], os.environ["SPLITBRAIN_RESOURCE"], tick)
-    server = ThreadingHTTPServer(("", int(os.environ.get("SPLITBRAIN_ADDR", ":7070").rsplit(":", 1)[1])), API)
-    server.node = node
+    server = Server(int(os.environ.get("SPLITBRAIN_ADDR", ":7070").rsplit(":", 1)[1]), node)
     threading.Thread(target=die_with, args=(node.run,), daemon=True).start()
     print("%s: lease elector in Python %s, store %s" % (name, sys.version.split()[0], node.store))
     server.serve_forever()
