@@ -79,7 +79,22 @@ func buildOutcome(tag string, stream io.Reader) error {
 		}
 		out.WriteString(ansiEscape.ReplaceAllString(msg.Stream, "")) // apt colours its errors
 		if msg.Error != "" {
-			return fmt.Errorf("build %s failed: %s\n%s", tag, msg.Error, tail([]byte(out.String()), 15))
+			return &buildFailure{tag: tag, reason: msg.Error, output: out.String()}
 		}
 	}
+}
+
+// A buildFailure is a build that the engine ran and that failed: a step
+// of its Dockerfile did.
+type buildFailure struct {
+	tag string
+	// reason is the engine's ("The command '...' returned a non-zero
+	// code: 1").
+	reason string
+	// output is the build's whole output, its steps' and theirs.
+	output string
+}
+
+func (e *buildFailure) Error() string {
+	return fmt.Sprintf("build %s failed: %s\n%s", e.tag, e.reason, tail([]byte(e.output), 15))
 }

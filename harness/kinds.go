@@ -28,9 +28,18 @@ type baseKind interface {
 	images(b targets.Build) []heavyImage
 }
 
+// A compilerKind is a program compiled in heavy images of its own (a JDK
+// on the program's Debian packages), made once per machine and cached as
+// a base is.
+type compilerKind interface {
+	// compilers are the heavy images that compile b's program, each made
+	// on the one before it.
+	compilers(b targets.Build) []heavyImage
+}
+
 // programKinds and baseKinds make the kinds of targets.Kinds, by their fields.
 var (
-	programKinds = map[string]programKind{"go": goKind{}, "command": commandKind{}, "dockerfile": dockerfileKind{}}
+	programKinds = map[string]programKind{"go": goKind{}, "java": javaKind{}, "command": commandKind{}, "dockerfile": dockerfileKind{}}
 	baseKinds    = map[string]baseKind{"debian": debianKind{}, "etcd": etcdKind{}}
 )
 
@@ -75,9 +84,10 @@ func serviceBuild(s targets.Service) targets.Build {
 }
 
 // BaseImages makes sure the bases that target m's images stand on (its
-// Debian packages, its etcd) are on this machine, making those that are
-// not, and with a clock libfaketime skews, libfaketime's companions: after
-// it, a run of m builds only its own programs, in seconds.
+// Debian packages, its etcd) and the images that compile its programs (a
+// JDK) are on this machine, making those that are not, and with a clock
+// libfaketime skews, libfaketime's companions: after it, a run of m
+// builds only its own programs, in seconds.
 func (d *Docker) BaseImages(ctx context.Context, m targets.Manifest) error {
 	if usesFaketime(m) {
 		if err := d.cached(ctx, faketimeImages()...); err != nil {
@@ -91,6 +101,11 @@ func (d *Docker) BaseImages(ctx context.Context, m targets.Manifest) error {
 	for _, b := range builds {
 		if _, err := d.baseImage(ctx, b); err != nil {
 			return fmt.Errorf("%s: %w", m.Name, err)
+		}
+		if c, ok := programKinds[b.Program().Field].(compilerKind); ok {
+			if err := d.cached(ctx, c.compilers(b)...); err != nil {
+				return fmt.Errorf("%s: %w", m.Name, err)
+			}
 		}
 	}
 	return nil

@@ -10,9 +10,9 @@ import (
 
 // Build says how an image is made: one program, which the image runs, on
 // at most one base, the real system the program stands on. Each field
-// chooses one kind of either (Kinds): exactly one of Go, Command and
-// Dockerfile, and under the first two at most one of Debian packages and
-// an etcd.
+// chooses one kind of either (Kinds): exactly one of Go, Java, Command
+// and Dockerfile, and under all but the last at most one of Debian
+// packages and an etcd (Java and Command need one; Java needs Debian's).
 type Build struct {
 	// Go is a main package compiled with CGO_ENABLED=0 into a FROM scratch
 	// image: a path relative to the target's folder (./cmd/node), or an
@@ -28,6 +28,16 @@ type Build struct {
 	// with the server at /usr/local/bin/etcd. A Go program lands beside it
 	// at /app: an agent that runs the member.
 	Etcd string `yaml:"etcd"`
+	// Java is a Java program on Debian packages, in exec form: the source
+	// file of its main class, relative to the target's folder
+	// (./src/LatchNode.java), then the jars of /usr/share/java it runs
+	// with (curator-recipes.jar), whose manifests name the jars they need
+	// in turn, as Debian's Java policy has them. Every .java file of the
+	// main file's folder and below is compiled with javac on the same
+	// packages and a JDK (an image made once per machine, then cached);
+	// the classes go to /app on the Debian image, whose packages must
+	// hold a JRE, and its entry point is java -cp /app:JARS MAIN.
+	Java []string `yaml:"java"`
 	// Command is the program an image of Debian packages or of etcd runs,
 	// in exec form (["redis-server", "--port", "6379"]), when there is no
 	// Go program to run.
@@ -54,8 +64,12 @@ type Kind struct {
 	// Base says the kind is a base, made once per machine and cached, on
 	// which a program stands; otherwise it is a program.
 	Base bool
-	// needsBase: a program that runs what its base holds (a command).
+	// needsBase: a program that runs what its base holds (a command, a
+	// Java program's JRE).
 	needsBase bool
+	// onlyOn is the one base the program can stand on, if only one will
+	// do: "" for any.
+	onlyOn string
 	// ownImage: a program that makes its whole image, on no base of ours
 	// (a Dockerfile).
 	ownImage bool
@@ -70,6 +84,7 @@ type Kind struct {
 // errors name them.
 var Kinds = []Kind{
 	{Field: "go", value: func(b Build) []string { return word(b.Go) }},
+	{Field: "java", needsBase: true, onlyOn: "debian", value: func(b Build) []string { return b.Java }, check: checkJava},
 	{Field: "command", needsBase: true, value: func(b Build) []string { return b.Command }},
 	{Field: "dockerfile", ownImage: true, value: func(b Build) []string { return word(b.Dockerfile) }, check: checkFile},
 	{Field: "debian", Base: true, value: func(b Build) []string { return b.Debian }, check: checkPackages},
@@ -167,11 +182,17 @@ func (b Build) validate(dir, field string) error {
 	case len(programs) > 1:
 		return fmt.Errorf("%s: %s", field, oneOf(fields(field, isProgram)))
 	case programs[0].needsBase && len(bases) == 0:
-		return fmt.Errorf("%s.%s needs %s: an image with nothing in it has no program to run", field, programs[0].Field, sentence(fields(field, isBase), "or"))
+		need := sentence(fields(field, isBase), "or")
+		if programs[0].onlyOn != "" {
+			need = field + "." + programs[0].onlyOn
+		}
+		return fmt.Errorf("%s.%s needs %s: an image with nothing in it has no program to run", field, programs[0].Field, need)
 	case programs[0].ownImage && len(bases) > 0:
 		return fmt.Errorf("%s.%s makes its own image: %s go with %s", field, programs[0].Field, sentence(fields(field, isBase), "and"), sentence(fields(field, standsOnBase), "or"))
 	case len(bases) > 1:
 		return fmt.Errorf("%s: %s: a program stands on one base", field, oneOf(fields(field, isBase)))
+	case programs[0].onlyOn != "" && bases[0].Field != programs[0].onlyOn:
+		return fmt.Errorf("%s.%s stands on %s.%s, not %s.%s", field, programs[0].Field, field, programs[0].onlyOn, field, bases[0].Field)
 	}
 	for _, k := range append(programs, bases...) {
 		if k.check == nil {

@@ -1,8 +1,11 @@
 package targets
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -37,10 +40,44 @@ func TestBuildKinds(t *testing.T) {
 		{Build{Go: "./cmd/agent", Etcd: "v3.6.16"}, "go", "etcd", "etcd v3.6.16"},
 		{Build{Command: []string{"redis-server"}, Debian: []string{"redis-server", "redis-tools"}}, "command", "debian", "debian redis-server redis-tools"},
 		{Build{Dockerfile: "Dockerfile"}, "dockerfile", "", ""},
+		{Build{Java: []string{"./src/Node.java", "curator-recipes.jar"}, Debian: []string{"default-jre-headless"}}, "java", "debian", "debian default-jre-headless"},
 	} {
 		base, ok := tc.b.Base()
 		if got := tc.b.Program().Field; got != tc.program || base.Field != tc.base || ok != (tc.base != "") || tc.b.System() != tc.system {
 			t.Errorf("%+v: program %s, base %s %v, system %q", tc.b, got, base.Field, ok, tc.b.System())
+		}
+	}
+}
+
+// A Java program names its main class's source file, a file of the
+// target's folder, and jars by their names in /usr/share/java; it stands
+// on Debian packages, which hold its JRE, and on nothing else.
+func TestJavaBuildErrors(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "src"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "src", "Node.java"), []byte("class Node {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	jre := []string{"default-jre-headless"}
+	if err := (Build{Java: []string{"./src/Node.java", "curator-recipes.jar"}, Debian: jre}).validate(dir, "build"); err != nil {
+		t.Fatalf("a valid Java build: %v", err)
+	}
+	for _, tc := range []struct {
+		b    Build
+		want string
+	}{
+		{Build{Java: []string{"./src/Node.java"}}, "build.java needs build.debian: an image"},
+		{Build{Java: []string{"./src/Node.java"}, Etcd: "v3.6.16"}, "build.java stands on build.debian, not build.etcd"},
+		{Build{Java: []string{"./src/Node.java"}, Go: "./x", Debian: jre}, "not several"},
+		{Build{Java: []string{"./src"}, Debian: jre}, `build.java: "./src" must be the source file of the main class`},
+		{Build{Java: []string{"./src/Other.java"}, Debian: jre}, "build.java: no file ./src/Other.java in " + dir},
+		{Build{Java: []string{"./src/Node.java", "/usr/share/java/guava.jar"}, Debian: jre}, `build.java: "/usr/share/java/guava.jar" is not a jar's file name in /usr/share/java`},
+		{Build{Java: []string{"./src/Node.java", "guava"}, Debian: jre}, `"guava" is not a jar's file name`},
+	} {
+		if err := tc.b.validate(dir, "build"); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: got %v, want %q", tc.b, err, tc.want)
 		}
 	}
 }

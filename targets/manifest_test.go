@@ -83,6 +83,8 @@ func TestManifestErrors(t *testing.T) {
 		{ok + "services: [{name: s, port: 1, beside: 3, members: 3, build: {go: ./e}}]\n", "services[0] (s): members and beside: give one"},
 		{ok + "services: [{name: n, port: 1, beside: nodes, build: {go: ./e}}]\n", "nodes' names"},
 		{"name: x\ndescription: d\nbuild: {dockerfile: Nope}\npromise: fenced\n", "no file Nope"},
+		{"name: x\ndescription: d\nbuild: {java: [Nope.java], debian: [default-jre-headless]}\npromise: fenced\n", "build.java: no file Nope.java"},
+		{"name: x\ndescription: d\nbuild: {java: ./Node.java, debian: [default-jre-headless]}\npromise: fenced\n", "into []string"},
 		{"name: x\ndescription: d\nbuild: {go: ./x}\n", "promise is missing"},
 		{ok + "promise: sometimes\n", "mapping key \"promise\" already defined"},
 		{"name: x\ndescription: d\nbuild: {go: ./x}\npromise: overlap-bound\n", "needs a duration"},
