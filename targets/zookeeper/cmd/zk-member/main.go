@@ -41,7 +41,14 @@ func main() {
 	if err := s.Err(); err != nil {
 		log.Fatal(err)
 	}
-	if err := zookeeper.Prepare(self, strings.Split(all, ","), settings); err != nil {
+	// SPLITBRAIN_MEMBERS names each member as member:port; zoo.cfg wants
+	// the host alone.
+	var servers []string
+	for _, m := range strings.Split(all, ",") {
+		host, _, _ := strings.Cut(m, ":")
+		servers = append(servers, host)
+	}
+	if err := zookeeper.Prepare(self, servers, settings); err != nil {
 		log.Fatal(err)
 	}
 	argv := zookeeper.Command(settings)
