@@ -148,6 +148,7 @@ func javacError(srcDir, output string) error {
 	if i := strings.LastIndex(said, " ---> Running in "); i >= 0 {
 		_, said, _ = strings.Cut(said[i:], "\n")
 	}
+	said, _, _ = strings.Cut(said, "Removing intermediate container ")
 	m := javacComplaint.FindStringSubmatch(said)
 	if m == nil {
 		return badInput("build.java: the Java sources in %s do not compile; javac's last lines:\n%s", srcDir, tail([]byte(said), 15))

@@ -179,6 +179,23 @@ func TestImageThatFailsToBuild(t *testing.T) {
 	assertNothingLeft(t, out.Info.ID)
 }
 
+// A Java node that does not compile is the user's to fix: one line that
+// names the file and line, javac's own lines below it, and nothing left.
+func TestJavaThatFailsToCompile(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.TargetDir = "testdata/uncompilable-java"
+	out, err := harness.Run(context.Background(), cfg)
+	if !harness.IsBadInput(err) {
+		t.Fatalf("want bad input, got %v", err)
+	}
+	first, rest, _ := strings.Cut(err.Error(), "\n")
+	if !strings.Contains(first, filepath.Join("uncompilable-java", "src", "Broken.java")+":3 does not compile: cannot find symbol") ||
+		!strings.Contains(rest, "undefinedMethodOfABrokenTarget") || !strings.Contains(rest, "1 error") {
+		t.Errorf("error %q", err)
+	}
+	assertNothingLeft(t, out.Info.ID)
+}
+
 func TestDockerUnreachableSaysWhere(t *testing.T) {
 	t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
 	_, err := harness.ConnectDocker(context.Background())
