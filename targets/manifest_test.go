@@ -26,6 +26,7 @@ func TestRepositoryTargetsLoad(t *testing.T) {
 		"redis-lease":          "exclusive",
 		"redis-lease-volatile": "exclusive",
 		"redis-sentinel":       "fenced",
+		"curator-latch":        "overlap-bound: 2s",
 	}
 	for _, m := range all {
 		if p, ok := want[m.Name]; ok && p != m.Promise {
