@@ -41,12 +41,11 @@ func main() {
 	if err := s.Err(); err != nil {
 		log.Fatal(err)
 	}
-	// SPLITBRAIN_MEMBERS names each member as member:port; zoo.cfg wants
-	// the host alone.
+	// SPLITBRAIN_MEMBERS names each member with its client port: zoo.cfg
+	// wants the host names alone, each ending in its myid.
 	var servers []string
-	for _, m := range strings.Split(all, ",") {
-		host, _, _ := strings.Cut(m, ":")
-		servers = append(servers, host)
+	for _, addr := range strings.Split(all, ",") {
+		servers = append(servers, sdk.PeerHost(addr))
 	}
 	if err := zookeeper.Prepare(self, servers, settings); err != nil {
 		log.Fatal(err)
