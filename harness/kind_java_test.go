@@ -3,8 +3,11 @@ package harness
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/splitbrain/splitbrain/targets"
 )
 
 func TestJavaMainClass(t *testing.T) {
@@ -93,5 +96,17 @@ func TestJavacError(t *testing.T) {
 	}
 	if err := javacError("/t/src", "error: invalid flag: -Q\n"); !IsBadInput(err) || !strings.HasPrefix(err.Error(), "build.java: the Java sources in /t/src do not compile") {
 		t.Errorf("no file named: %v", err)
+	}
+}
+
+// The JDK image's name holds its recipe's hash, as the bases' do
+// (TestHeavyImageNamesStay): the packages of the program, and the JDK.
+func TestJavaCompilerImageStays(t *testing.T) {
+	var got []string
+	for _, img := range (javaKind{}).compilers(targets.Build{Java: []string{"./src/Node.java"}, Debian: []string{"default-jre-headless", "libcurator-recipes-java"}}) {
+		got = append(got, img.tag)
+	}
+	if want := []string{"splitbrain/debian:bookworm-7c01919e47a9", "splitbrain/debian-packages:a86ed484b01a"}; !slices.Equal(got, want) {
+		t.Errorf("images %v, want %v", got, want)
 	}
 }
