@@ -121,6 +121,8 @@ func Command(s Settings) []string {
 		// a clock fault shows in the log.
 		"-Dorg.slf4j.simpleLogger.showDateTime=true",
 		"-Dorg.slf4j.simpleLogger.dateTimeFormat=yyyy-MM-dd'T'HH:mm:ss.SSSXXX",
+		// A line for every srvr the agent asks would drown the rest.
+		"-Dorg.slf4j.simpleLogger.log.org.apache.zookeeper.server.NIOServerCnxn=warn",
 		"-cp", "/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar",
 		"org.apache.zookeeper.server.quorum.QuorumPeerMain", ConfigFile,
 	}
