@@ -41,7 +41,13 @@ func main() {
 	if err := s.Err(); err != nil {
 		log.Fatal(err)
 	}
-	if err := zookeeper.Prepare(self, strings.Split(all, ","), settings); err != nil {
+	// SPLITBRAIN_MEMBERS names each member with its client port: zoo.cfg
+	// wants the host names alone, each ending in its myid.
+	var servers []string
+	for _, addr := range strings.Split(all, ",") {
+		servers = append(servers, sdk.PeerHost(addr))
+	}
+	if err := zookeeper.Prepare(self, servers, settings); err != nil {
 		log.Fatal(err)
 	}
 	argv := zookeeper.Command(settings)
