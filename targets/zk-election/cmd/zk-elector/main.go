@@ -30,8 +30,8 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/splitbrain/splitbrain/contract"
-	zkelection "github.com/splitbrain/splitbrain/targets/zk-election"
 	"github.com/splitbrain/splitbrain/targets/sdk"
+	zkelection "github.com/splitbrain/splitbrain/targets/zk-election"
 )
 
 // retryPause spaces failed attempts: ZooKeeper may be out of reach for a
