@@ -147,6 +147,10 @@ func TestContainerThatNeverBecomesReady(t *testing.T) {
 		// An etcd member waiting for a member that never comes: no
 		// quorum, so never healthy; its log says what it waits for.
 		{"testdata/etcd-never-joins", []string{"service etcd: etcd never became healthy", "last lines of etcd's log"}, 8 * time.Second},
+		// ZooKeeper servers that count six voters where three run.
+		{"testdata/zk-never-elects", []string{"n1, n2, n3 never became healthy", "org.apache.zookeeper"}, 10 * time.Second},
+		// A JVM that cannot start: its heap is too small.
+		{"testdata/zk-no-heap", []string{"never became healthy", "heap"}, 8 * time.Second},
 	} {
 		t.Run(filepath.Base(tc.dir), func(t *testing.T) {
 			cfg := testConfig(t)

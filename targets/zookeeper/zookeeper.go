@@ -45,6 +45,9 @@ type Settings struct {
 	SyncLimit int
 	// Heap is the JVM's largest heap (ZK_HEAP, as java's -Xmx takes it).
 	Heap string
+	// Extra are zoo.cfg lines of the manifest's own (ZK_CONFIG_EXTRA),
+	// written last, so that a key given there wins over the one above.
+	Extra string
 }
 
 // ReadSettings reads the ensemble's settings from the environment, with
@@ -55,6 +58,7 @@ func ReadSettings(s *sdk.Settings) Settings {
 		InitLimit: s.Int("ZK_INIT_LIMIT", 20),
 		SyncLimit: s.Int("ZK_SYNC_LIMIT", 5),
 		Heap:      s.String("ZK_HEAP", "192m"),
+		Extra:     s.String("ZK_CONFIG_EXTRA", ""),
 	}
 }
 
@@ -94,6 +98,9 @@ func Config(servers []string, s Settings) (string, error) {
 			return "", err
 		}
 		fmt.Fprintf(&b, "server.%d=%s:%d:%d\n", id, host, QuorumPort, ElectionPort)
+	}
+	if s.Extra != "" {
+		b.WriteString(strings.TrimSpace(s.Extra) + "\n")
 	}
 	return b.String(), nil
 }

@@ -32,6 +32,10 @@ func TestConfig(t *testing.T) {
 			t.Errorf("zoo.cfg lacks %q:\n%s", line, cfg)
 		}
 	}
+	extra, err := Config([]string{"zk1"}, Settings{TickTime: time.Second, Extra: "tickTime=500\n"})
+	if err != nil || !strings.HasSuffix(extra, "server.1=zk1:2888:3888\ntickTime=500\n") {
+		t.Errorf("the manifest's own lines are not written last:\n%s (%v)", extra, err)
+	}
 	if _, err := Config([]string{"zk1", "zk"}, Settings{}); err == nil {
 		t.Error("a server with no id was configured")
 	}
