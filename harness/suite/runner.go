@@ -89,12 +89,63 @@ func (r Runner) Run(ctx context.Context, cases []Case) []results.Case {
 // pause...) would otherwise line up: three runs pausing and thawing
 // containers at once stalled the Engine past a heal's deadline. No two
 // slots wait together for a target's image to be built either.
+//
+// Spreading by proportion alone rounds: with a quarter of the runs on one
+// system, two of them can still fall within four starts. So the spread
+// order is only a preference: each start takes the first case left in it
+// that clashes with none of the three started before (a target twice, a
+// real system more than its share, a third run of one family).
 func Interleave(cases []Case) []Case {
 	var bySystem []Case
 	for _, group := range groups(cases, func(c Case) string { return c.System }) {
 		bySystem = append(bySystem, spread(group, func(c Case) string { return c.Target })...)
 	}
-	return spread(bySystem, func(c Case) string { return c.System })
+	return untangle(spread(bySystem, func(c Case) string { return c.System }))
+}
+
+// window is how many runs are taken to start side by side: make catalogue
+// runs four at once.
+const window = 4
+
+// untangle reorders cases, given in their order of preference, so that
+// no window of starts clashes where another order avoids it.
+func untangle(cases []Case) []Case {
+	runsOf := map[string]int{}
+	for _, c := range cases {
+		runsOf[c.System]++
+	}
+	left := slices.Clone(cases)
+	out := make([]Case, 0, len(cases))
+	for len(left) > 0 {
+		recent := out[max(len(out)-(window-1), 0):]
+		best := slices.IndexFunc(left, func(c Case) bool { return !clashes(c, recent, runsOf, len(cases)) })
+		// When every case clashes (a suite of two targets), the spread
+		// order stands.
+		best = max(best, 0)
+		out = append(out, left[best])
+		left = slices.Delete(left, best, best+1)
+	}
+	return out
+}
+
+// clashes says whether starting c beside recent would break what
+// Interleave keeps: a target twice, a real system beyond its share of the
+// window (runsOf of total runs), a family other than none three times.
+func clashes(c Case, recent []Case, runsOf map[string]int, total int) bool {
+	var system, family int
+	for _, r := range recent {
+		if r.Target == c.Target {
+			return true
+		}
+		if c.System != "" && r.System == c.System {
+			system++
+		}
+		if c.Row.Family != "none" && r.Row.Family == c.Row.Family {
+			family++
+		}
+	}
+	share := (window*runsOf[c.System] + total - 1) / total
+	return system+1 > share || family+1 > 2
 }
 
 // groups splits cases by key, groups and their cases in order of
