@@ -115,9 +115,9 @@ type node struct {
 	prefix string
 	ttl    int
 
-	// lastErr is the failure run last logged: an outage of etcd fails
-	// every attempt the same way, and is logged once.
-	lastErr string
+	// failures logs a run of failures once: an outage of etcd fails
+	// every attempt the same way.
+	failures sdk.ChangeLog
 
 	mu      sync.Mutex
 	elector *etcdelection.Elector
@@ -213,7 +213,7 @@ func (n *node) round(s *concurrency.Session, gen uint64) bool {
 		time.Sleep(retryPause)
 		return false
 	}
-	n.lastErr = ""
+	n.failures.Reset()
 
 	r := &reign{resign: make(chan chan error), over: make(chan struct{})}
 	defer close(r.over)
@@ -318,11 +318,7 @@ func (n *node) revoke(id clientv3.LeaseID) {
 // failed logs a failed attempt, unless it failed as the last one did.
 func (n *node) failed(what string, err error) {
 	msg := what + ": " + err.Error()
-	if msg == n.lastErr {
-		return
-	}
-	n.lastErr = msg
-	log.Printf("%s: %s", n.id, msg)
+	n.failures.Printf(msg, "%s: %s", n.id, msg)
 }
 
 func closed(c <-chan struct{}) bool {

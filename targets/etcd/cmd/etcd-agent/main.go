@@ -18,7 +18,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/splitbrain/splitbrain/contract"
@@ -57,8 +56,7 @@ type agent struct {
 	httpc  *http.Client
 	names  map[uint64]string // member ID to node name
 
-	mu   sync.Mutex
-	said string // the last belief logged
+	said sdk.ChangeLog // the beliefs, each change once
 }
 
 // join waits until the member knows a leader, then learns the members'
@@ -120,20 +118,15 @@ func (a *agent) call(method, path, body string) ([]byte, error) {
 func (a *agent) Leadership() contract.Leadership {
 	st, err := a.status()
 	l := etcd.Belief(st, a.names)
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	said := "follows " + l.LeaderID
+	state := "follows " + l.LeaderID
 	switch {
 	case err != nil:
-		said = "no Raft state: " + err.Error()
+		state = "no Raft state: " + err.Error()
 	case l.Leader:
-		said = "leads"
+		state = "leads"
 	case l.LeaderID == "":
-		said = "knows no leader"
+		state = "knows no leader"
 	}
-	if said != a.said {
-		log.Printf("%s: %s (term %d)", a.node, said, st.Term)
-		a.said = said
-	}
+	a.said.Printf(state, "%s: %s (term %d)", a.node, state, st.Term)
 	return l
 }

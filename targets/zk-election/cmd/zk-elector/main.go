@@ -94,9 +94,9 @@ type node struct {
 	parent    string
 	heartbeat time.Duration
 
-	// lastErr is the failure run last logged: an outage of ZooKeeper fails
-	// every attempt the same way, and is logged once.
-	lastErr string
+	// failures logs a run of failures once: an outage of ZooKeeper fails
+	// every attempt the same way.
+	failures sdk.ChangeLog
 
 	mu      sync.Mutex
 	elector *zkelection.Elector
@@ -151,7 +151,7 @@ func (n *node) run() {
 			time.Sleep(retryPause)
 			continue
 		}
-		n.lastErr = ""
+		n.failures.Reset()
 		log.Printf("%s: queued as %s (session %#x, czxid %d)", n.id, znode, st.EphemeralOwner, st.Czxid)
 		n.campaign(znode, st)
 	}
@@ -226,7 +226,7 @@ func (n *node) campaign(znode string, st *zk.Stat) {
 			time.Sleep(retryPause)
 			continue
 		}
-		n.lastErr = ""
+		n.failures.Reset()
 		if found {
 			// Fires when pred is deleted, or when the session expires
 			// (the client ends every watch then).
@@ -271,7 +271,7 @@ func (n *node) lead(znode string, st *zk.Stat) {
 			n.mu.Lock()
 			n.elector.Heard(session, sent)
 			n.mu.Unlock()
-			n.lastErr = ""
+			n.failures.Reset()
 		case errors.Is(err, zk.ErrNoNode):
 			log.Printf("%s: not leading: %s is gone", n.id, znode)
 			return
@@ -285,9 +285,5 @@ func (n *node) lead(znode string, st *zk.Stat) {
 // failed logs a failed attempt, unless it failed as the last one did.
 func (n *node) failed(what string, err error) {
 	msg := what + ": " + err.Error()
-	if msg == n.lastErr {
-		return
-	}
-	n.lastErr = msg
-	log.Printf("%s: %s", n.id, msg)
+	n.failures.Printf(msg, "%s: %s", n.id, msg)
 }

@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"log"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/splitbrain/splitbrain/contract"
@@ -47,8 +46,7 @@ type agent struct {
 	node string
 	addr string
 
-	mu   sync.Mutex
-	said string // the last belief logged
+	said sdk.ChangeLog // the beliefs, each change once
 }
 
 func (a *agent) status() (zookeeper.Status, error) {
@@ -77,18 +75,13 @@ func (a *agent) join() {
 func (a *agent) Leadership() contract.Leadership {
 	st, err := a.status()
 	l := zookeeper.Belief(st)
-	said := st.Mode
+	state := st.Mode
 	switch {
 	case err != nil:
-		said = "no answer to srvr: " + err.Error()
+		state = "no answer to srvr: " + err.Error()
 	case !st.Serving():
-		said = "not serving"
+		state = "not serving"
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if said != a.said {
-		log.Printf("%s: %s (zxid 0x%x, epoch %d)", a.node, said, st.Zxid, st.Epoch())
-		a.said = said
-	}
+	a.said.Printf(state, "%s: %s (zxid 0x%x, epoch %d)", a.node, state, st.Zxid, st.Epoch())
 	return l
 }
