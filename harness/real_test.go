@@ -15,8 +15,13 @@ import (
 // runReal runs a target of a real system and checks what every such run
 // must show: each fault took effect, the real server's own log was saved,
 // the version it ran is in run.json, and nothing is left behind.
+//
+// Each is a run of its own, on a network of its own: they run two at a
+// time (go test's -parallel, GOMAXPROCS), once every serial test is done,
+// as the catalogue runs several at once.
 func runReal(t *testing.T, cfg harness.Config, system string, logs map[string]string) *harness.Outcome {
 	t.Helper()
+	t.Parallel()
 	out, err := harness.Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
