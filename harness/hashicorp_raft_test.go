@@ -12,7 +12,6 @@ import (
 // stepping down within the promised bound.
 func TestHashicorpRaftElects(t *testing.T) {
 	cfg := testConfig(t)
-	t.Parallel()
 	cfg.Target = "hashicorp-raft"
 	cfg.Nemesis = []string{"kill-leader", "partition-leader"}
 	// One of each, at 4 s and 8 s, each healed 2 s later: a follower

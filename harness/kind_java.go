@@ -48,10 +48,15 @@ func (k javaKind) build(ctx context.Context, d *Docker, tag, dir string, b targe
 	if err != nil {
 		return fmt.Errorf("build %s: reading the Java sources in %s: %v", tag, srcDir, err)
 	}
-	files["Dockerfile"] = javaDockerfile(compilers[len(compilers)-1].tag, base, javaClassPath(b.Java[1:]), javaMainClass(source, mainFile))
+	files["Dockerfile"] = javaDockerfile(compilers[len(compilers)-1].tag, base, b.Java[1:], javaMainClass(source, mainFile))
 	err = d.buildContext(ctx, tag, nil, "Dockerfile", files)
 	var failed *buildFailure
-	if errors.As(err, &failed) && javacFailed(failed.reason) {
+	switch {
+	case !errors.As(err, &failed):
+		return err
+	case strings.Contains(failed.reason, "'"+jarCheck+" "):
+		return missingJars(failed.output, b.Debian)
+	case javacFailed(failed.reason):
 		return javacError(srcDir, failed.output)
 	}
 	return err
@@ -108,19 +113,43 @@ func javaMainClass(source []byte, file string) string {
 }
 
 // javaDockerfile compiles the sources listed in the context with javac on the image
-// jdk, then copies the classes to /app on base, whose entry point runs
-// class main. The compiling stage is labelled as ours: the legacy builder
-// keeps it as an image, which a rebuild of the same sources reuses.
-func javaDockerfile(jdk, base, classPath, main string) []byte {
+// jdk, against jars, then copies the classes to /app on base, whose entry
+// point runs class main with the same jars. The compiling stage is
+// labelled as ours: the legacy builder keeps it as an image, which a
+// rebuild of the same sources reuses.
+func javaDockerfile(jdk, base string, jars []string, main string) []byte {
 	javac := []string{"javac", "-d", "/app", "-encoding", "UTF-8"}
 	run := []string{"java", "-cp", "/app", main}
-	if classPath != "" {
+	var check string
+	if len(jars) > 0 {
+		classPath := javaClassPath(jars)
 		javac = append(javac, "-cp", classPath)
 		run[2] += ":" + classPath
+		// javac and java pass over a jar that is not there in silence, and
+		// the error would be a class not found.
+		check = "RUN " + execForm(append([]string{jarCheck}, strings.Split(classPath, ":")...)) + "\n"
 	}
 	javac = append(javac, "@/"+javaSourceList)
-	return fmt.Appendf(nil, "FROM %s AS javac\nLABEL %s=true\nCOPY %s /%[3]s\nCOPY src /src\nRUN %s\nFROM %s\nCOPY --from=javac /app /app\nENTRYPOINT %s\n",
-		jdk, LabelManaged, javaSourceList, execForm(javac), base, execForm(run))
+	return fmt.Appendf(nil, "FROM %s AS javac\nLABEL %s=true\nCOPY %s /%[3]s\nCOPY src /src\n%sRUN %s\nFROM %s\nCOPY --from=javac /app /app\nENTRYPOINT %s\n",
+		jdk, LabelManaged, javaSourceList, check, execForm(javac), base, execForm(run))
+}
+
+// jarCheck is the command that lists the jars a program names, failing
+// for one the packages did not install.
+const jarCheck = "ls"
+
+// missingJar finds ls's word for a jar that is not there.
+var missingJar = regexp.MustCompile(`cannot access '([^']+)'`)
+
+// missingJars is the user's error of naming jars that none of packages
+// installs: one line naming them, from the build's output.
+func missingJars(output string, packages []string) error {
+	var jars []string
+	for _, m := range missingJar.FindAllStringSubmatch(output, -1) {
+		jars = append(jars, m[1])
+	}
+	return badInput("build.java: no %s among the jars of the Debian packages %s: name jars those packages install (dpkg -L PACKAGE lists them), or add the package that has them",
+		strings.Join(jars, ", "), strings.Join(packages, ", "))
 }
 
 // execForm writes a command in a Dockerfile's exec form.

@@ -25,11 +25,12 @@ func TestJavaMainClass(t *testing.T) {
 // The image compiles on the JDK image and runs on the base, with the same
 // jars on both class paths; the compiling stage is labelled as ours.
 func TestJavaDockerfile(t *testing.T) {
-	got := string(javaDockerfile("jdk:1", "base:2", javaClassPath([]string{"curator-recipes.jar", "slf4j-simple.jar"}), "x.Node"))
+	got := string(javaDockerfile("jdk:1", "base:2", []string{"curator-recipes.jar", "slf4j-simple.jar"}, "x.Node"))
 	want := `FROM jdk:1 AS javac
 LABEL dev.splitbrain=true
 COPY sources /sources
 COPY src /src
+RUN ["ls","/usr/share/java/curator-recipes.jar","/usr/share/java/slf4j-simple.jar"]
 RUN ["javac","-d","/app","-encoding","UTF-8","-cp","/usr/share/java/curator-recipes.jar:/usr/share/java/slf4j-simple.jar","@/sources"]
 FROM base:2
 COPY --from=javac /app /app
@@ -38,7 +39,7 @@ ENTRYPOINT ["java","-cp","/app:/usr/share/java/curator-recipes.jar:/usr/share/ja
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
-	if alone := string(javaDockerfile("jdk:1", "base:2", "", "Node")); !strings.Contains(alone, `RUN ["javac","-d","/app","-encoding","UTF-8","@/sources"]`) ||
+	if alone := string(javaDockerfile("jdk:1", "base:2", nil, "Node")); !strings.Contains(alone, `RUN ["javac","-d","/app","-encoding","UTF-8","@/sources"]`) ||
 		!strings.Contains(alone, `ENTRYPOINT ["java","-cp","/app","Node"]`) {
 		t.Errorf("without jars:\n%s", alone)
 	}

@@ -17,8 +17,13 @@ import (
 // the version it ran is in run.json (system names it; "" for a library
 // compiled into the node, whose log names its version), and nothing is
 // left behind.
+//
+// Each is a run of its own, on a network of its own: they run two at a
+// time (go test's -parallel, GOMAXPROCS), once every serial test is done,
+// as the catalogue runs several at once.
 func runReal(t *testing.T, cfg harness.Config, system string, logs map[string]string) *harness.Outcome {
 	t.Helper()
+	t.Parallel()
 	out, err := harness.Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -200,6 +200,19 @@ func TestJavaThatFailsToCompile(t *testing.T) {
 	assertNothingLeft(t, out.Info.ID)
 }
 
+// A jar that no package of the target installs is named before javac
+// runs, which would pass over it in silence.
+func TestJavaWithAMissingJar(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.TargetDir = "testdata/missing-jar"
+	out, err := harness.Run(context.Background(), cfg)
+	if !harness.IsBadInput(err) || !strings.Contains(err.Error(), "no /usr/share/java/curator-nonexistent.jar among the jars of the Debian packages") ||
+		strings.Contains(err.Error(), "curator-recipes.jar,") {
+		t.Fatalf("want bad input naming the missing jar alone, got %v", err)
+	}
+	assertNothingLeft(t, out.Info.ID)
+}
+
 func TestDockerUnreachableSaysWhere(t *testing.T) {
 	t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
 	_, err := harness.ConnectDocker(context.Background())
