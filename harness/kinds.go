@@ -40,7 +40,7 @@ type compilerKind interface {
 // programKinds and baseKinds make the kinds of targets.Kinds, by their fields.
 var (
 	programKinds = map[string]programKind{"go": goKind{}, "java": javaKind{}, "command": commandKind{}, "dockerfile": dockerfileKind{}}
-	baseKinds    = map[string]baseKind{"debian": debianKind{}, "etcd": etcdKind{}}
+	baseKinds    = map[string]baseKind{"debian": debianKind{}, "etcd": etcdKind{}, "kube-apiserver": kubeKind{}}
 )
 
 // BuildTargetImage builds an image of a target, its nodes' or a service's,

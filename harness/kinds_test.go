@@ -37,6 +37,7 @@ func TestHeavyImageNamesStay(t *testing.T) {
 		{targets.Build{Debian: []string{"redis-server", "libfaketime"}}, []string{"splitbrain/debian:bookworm-7c01919e47a9", "splitbrain/debian-packages:3321728fe97b"}},
 		{targets.Build{Debian: []string{"redis-sentinel"}}, []string{"splitbrain/debian:bookworm-7c01919e47a9", "splitbrain/debian-packages:c0ef57dd7385"}},
 		{targets.Build{Etcd: "v3.6.16"}, []string{"splitbrain/etcd:v3.6.16-3f0caad21df4"}},
+		{targets.Build{KubeAPIServer: "v1.37.2"}, []string{"splitbrain/kube-apiserver:v1.37.2-01d483a101db"}},
 	} {
 		k, _ := tc.b.Base()
 		var got []string

@@ -11,8 +11,9 @@ import (
 // Build says how an image is made: one program, which the image runs, on
 // at most one base, the real system the program stands on. Each field
 // chooses one kind of either (Kinds): exactly one of Go, Java, Command
-// and Dockerfile, and under all but the last at most one of Debian
-// packages and an etcd (Java and Command need one; Java needs Debian's).
+// and Dockerfile, and under all but the last at most one base: Debian
+// packages, an etcd or a kube-apiserver (Java and Command need one; Java
+// needs Debian's).
 type Build struct {
 	// Go is a main package compiled with CGO_ENABLED=0 into a FROM scratch
 	// image: a path relative to the target's folder (./cmd/node), or an
@@ -38,6 +39,12 @@ type Build struct {
 	// the classes go to /app on the Debian image, whose packages must
 	// hold a JRE, and its entry point is java -cp /app:JARS MAIN.
 	Java []string `yaml:"java"`
+	// KubeAPIServer is a release of Kubernetes ("v1.37.2") whose
+	// kube-apiserver is compiled here from Go modules (once per machine,
+	// then cached) into a FROM scratch image with the server at
+	// /usr/local/bin/kube-apiserver. A Go program lands beside it at /app:
+	// an agent that configures the server and becomes it.
+	KubeAPIServer string `yaml:"kube-apiserver"`
 	// Command is the program an image of Debian packages or of etcd runs,
 	// in exec form (["redis-server", "--port", "6379"]), when there is no
 	// Go program to run.
@@ -89,6 +96,7 @@ var Kinds = []Kind{
 	{Field: "dockerfile", ownImage: true, value: func(b Build) []string { return word(b.Dockerfile) }, check: checkFile},
 	{Field: "debian", Base: true, value: func(b Build) []string { return b.Debian }, check: checkPackages},
 	{Field: "etcd", Base: true, value: func(b Build) []string { return word(b.Etcd) }, check: checkRelease},
+	{Field: "kube-apiserver", Base: true, value: func(b Build) []string { return word(b.KubeAPIServer) }, check: checkKubeRelease},
 }
 
 // word is a field of one word as a value: none when it is empty.
@@ -116,6 +124,15 @@ var etcdRelease = regexp.MustCompile(`^v3\.[0-9]+\.[0-9]+$`)
 func checkRelease(release []string, _ string) error {
 	if !etcdRelease.MatchString(release[0]) {
 		return fmt.Errorf("%q is not an etcd release: want v3.MINOR.PATCH, such as v3.6.16", release[0])
+	}
+	return nil
+}
+
+var kubeRelease = regexp.MustCompile(`^v1\.[0-9]+\.[0-9]+$`)
+
+func checkKubeRelease(release []string, _ string) error {
+	if !kubeRelease.MatchString(release[0]) {
+		return fmt.Errorf("%q is not a Kubernetes release: want v1.MINOR.PATCH, such as v1.37.2", release[0])
 	}
 	return nil
 }

@@ -38,6 +38,7 @@ func TestBuildKinds(t *testing.T) {
 	}{
 		{Build{Go: "./cmd/n"}, "go", "", ""},
 		{Build{Go: "./cmd/agent", Etcd: "v3.6.16"}, "go", "etcd", "etcd v3.6.16"},
+		{Build{Go: "./cmd/agent", KubeAPIServer: "v1.37.2"}, "go", "kube-apiserver", "kube-apiserver v1.37.2"},
 		{Build{Command: []string{"redis-server"}, Debian: []string{"redis-server", "redis-tools"}}, "command", "debian", "debian redis-server redis-tools"},
 		{Build{Dockerfile: "Dockerfile"}, "dockerfile", "", ""},
 		{Build{Java: []string{"./src/Node.java", "curator-recipes.jar"}, Debian: []string{"default-jre-headless"}}, "java", "debian", "debian default-jre-headless"},
