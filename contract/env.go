@@ -12,6 +12,12 @@ const (
 	// EnvServices lists the target's service containers, each host:port,
 	// comma-separated: "store:2379,cache:6379".
 	EnvServices = "SPLITBRAIN_SERVICES"
+	// EnvSecret is a random value made for each run, handed to every node
+	// and service member alike: what a target's containers need to trust
+	// one another (a token, a key derived from it) is made from it per
+	// run, never committed. At least 128 random bits, in base32 letters
+	// and digits (A-Z, 2-7).
+	EnvSecret = "SPLITBRAIN_SECRET"
 )
 
 // The environment of each member of a service cluster (a manifest's

@@ -54,6 +54,8 @@ type run struct {
 	info     results.Info
 	cluster  *cluster
 	origin   time.Time // the history's start: run time 0
+	// secret is the run's SPLITBRAIN_SECRET, for its nodes and members.
+	secret string
 	// faketime is the host folder of libfaketime's companions, which
 	// containers whose clocks it skews mount; "" for a target with none.
 	faketime string
@@ -226,7 +228,7 @@ func prepare(cfg Config) (*run, error) {
 	}
 	cfg.Target = m.Name
 	return &run{
-		cfg: cfg, manifest: m, promise: promise, faults: faults, schedule: schedule,
+		cfg: cfg, manifest: m, promise: promise, faults: faults, schedule: schedule, secret: rand.Text(),
 		info: results.Info{
 			Format:   results.Format,
 			Schedule: schedule,
@@ -418,6 +420,7 @@ func (r *run) nodeEnv(node string) map[string]string {
 		contract.EnvResource:  fmt.Sprintf("http://resource:%d", resourcePort),
 		contract.EnvClockFile: clockMount + "/" + clockFile,
 		contract.EnvAddr:      fmt.Sprintf(":%d", r.manifest.Port),
+		contract.EnvSecret:    r.secret,
 	}
 	if r.manifest.Clock == targets.ClockFaketime {
 		maps.Copy(env, faketimeEnv())

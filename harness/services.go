@@ -86,7 +86,7 @@ func skewableServices(m targets.Manifest, nodes int) []string {
 }
 
 // memberEnv is a service member's environment: the manifest's, its own
-// name, every member of its service, the nodes, and with clock: faketime
+// name, every member of its service, the nodes, the run's secret, and with clock: faketime
 // libfaketime's.
 func (r *run) memberEnv(s targets.Service, name string) map[string]string {
 	env := maps.Clone(s.Env)
@@ -103,6 +103,7 @@ func (r *run) memberEnv(s targets.Service, name string) map[string]string {
 	env[contract.EnvMember] = name
 	env[contract.EnvMembers] = strings.Join(members, ",")
 	env[contract.EnvNodes] = strings.Join(nodes, ",")
+	env[contract.EnvSecret] = r.secret
 	if s.Clock == targets.ClockFaketime {
 		maps.Copy(env, faketimeEnv())
 	}
