@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/targets"
 )
 
@@ -78,5 +79,29 @@ func TestPrepareFaultKinds(t *testing.T) {
 	cfg.Nemesis = []string{"kill-service", "partition-service"}
 	if r, err := prepare(cfg); err != nil || !r.partitions() {
 		t.Errorf("partition-service needs no packet filters (%v)", err)
+	}
+}
+
+// Every node and service member of a run gets the run's secret, the same
+// for all of them, and the next run gets another.
+func TestRunSecret(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.RepoRoot, cfg.TargetsRoot, cfg.ResultsDir = "..", "../targets", t.TempDir()
+	cfg.Target = "lease"
+	var secrets []string
+	for range 2 {
+		r, err := prepare(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.cluster = &cluster{nodes: []string{"n1", "n2"}}
+		node, member := r.nodeEnv("n1")[contract.EnvSecret], r.memberEnv(r.manifest.Services[0], "store")[contract.EnvSecret]
+		if len(node) < 26 || node != member || node != r.nodeEnv("n2")[contract.EnvSecret] {
+			t.Fatalf("n1 has secret %q, n2 %q, the store %q", node, r.nodeEnv("n2")[contract.EnvSecret], member)
+		}
+		secrets = append(secrets, node)
+	}
+	if secrets[0] == secrets[1] {
+		t.Errorf("two runs share the secret %q", secrets[0])
 	}
 }
