@@ -295,6 +295,8 @@ const (
 	resourceImage  = "splitbrain/resource:latest"
 	netfilterImage = "splitbrain/netfilter:latest"
 	netfilterMain  = "./nemesis/netfilter/cmd/netfilter"
+	vdsoclockImage = "splitbrain/vdsoclock:latest"
+	vdsoclockMain  = "./nemesis/vdsoclock/cmd/vdsoclock"
 )
 
 // partitions says whether the plan needs packet-filter sidecars.
