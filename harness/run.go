@@ -321,6 +321,9 @@ func (r *run) buildImages(ctx context.Context) error {
 	if r.partitions() {
 		builds = append(builds, ours(netfilterImage, netfilterMain))
 	}
+	if usesProcessClock(r.manifest) {
+		builds = append(builds, ours(vdsoclockImage, vdsoclockMain))
+	}
 	if usesFaketime(r.manifest) {
 		builds = append(builds, func() (err error) {
 			r.faketime, err = d.faketimeDir(ctx)
@@ -421,8 +424,13 @@ func (r *run) nodeEnv(node string) map[string]string {
 		contract.EnvClockFile: clockMount + "/" + clockFile,
 		contract.EnvAddr:      fmt.Sprintf(":%d", r.manifest.Port),
 	}
-	if r.manifest.Clock == targets.ClockFaketime {
+	switch r.manifest.Clock {
+	case targets.ClockFaketime:
 		maps.Copy(env, faketimeEnv())
+	case targets.ClockProcess:
+		// Its processes' clocks are skewed already: an SDK clock that
+		// read the file too would skew twice.
+		delete(env, contract.EnvClockFile)
 	}
 	if len(r.manifest.Services) > 0 {
 		var services []string
@@ -595,6 +603,9 @@ func (r *run) guard(ctx context.Context, start time.Time) (g *guard, stop func()
 	for node, id := range c.sidecars {
 		g.watch(id, node+"'s packet-filter sidecar", true)
 	}
+	for name, id := range c.clockSidecars {
+		g.watch(id, name+"'s clock sidecar", true)
+	}
 	c.guard = g
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	msgs, errs := r.docker.Events(ctx, r.info.ID)
@@ -649,6 +660,9 @@ func (r *run) teardown(ctx context.Context) error {
 		containers := maps.Clone(r.cluster.ids)
 		for node, id := range r.cluster.sidecars {
 			containers[node+"-netfilter"] = id
+		}
+		for name, id := range r.cluster.clockSidecars {
+			containers[name+"-clock"] = id
 		}
 		for name, id := range containers {
 			if logs, err := r.docker.Logs(ctx, id); err == nil {

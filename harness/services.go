@@ -63,6 +63,11 @@ func (r *run) startServices(ctx context.Context, at int) error {
 		if err != nil {
 			return err
 		}
+		if m.service.Clock == targets.ClockProcess {
+			if err := r.startClockSidecar(ctx, m.Name, id); err != nil {
+				return err
+			}
+		}
 		return c.waitService(ctx, m.Name, id, m.service, r.cfg.StartTimeout)
 	})
 	for i, err := range errs {
@@ -78,7 +83,7 @@ func (r *run) startServices(ctx context.Context, at int) error {
 func skewableServices(m targets.Manifest, nodes int) []string {
 	var out []string
 	for _, s := range m.Services {
-		if s.Clock == targets.ClockFaketime {
+		if s.Clock != "" {
 			out = append(out, s.MemberNames(nodes)...)
 		}
 	}
