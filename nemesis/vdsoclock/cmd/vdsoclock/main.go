@@ -55,7 +55,7 @@ func run() error {
 	}
 	srv := &http.Server{
 		Addr:              ":" + strconv.Itoa(vdsoclock.Port),
-		Handler:           vdsoclock.Handler(clocks),
+		Handler:           vdsoclock.Handler(logged{clocks}),
 		ReadHeaderTimeout: 5 * time.Second,
 	}
 	errc := make(chan error, 1)
@@ -79,4 +79,20 @@ func run() error {
 			return clocks.Heal()
 		}
 	}
+}
+
+// logged logs every skew given: what, to how many processes, how long it
+// took, and why it failed.
+type logged struct{ *vdsoclock.Clocks }
+
+func (l logged) Set(s contract.Skew) error {
+	start := time.Now()
+	err := l.Clocks.Set(s)
+	took := time.Since(start).Round(time.Microsecond)
+	if err != nil {
+		log.Printf("skew %+v: failed in %s, every process healed: %v", s, took, err)
+		return err
+	}
+	log.Printf("skew %+v: %d processes patched, in %s", s, l.Patched(), took)
+	return nil
 }
