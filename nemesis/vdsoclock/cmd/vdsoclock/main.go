@@ -93,6 +93,6 @@ func (l logged) Set(s contract.Skew) error {
 		log.Printf("skew %+v: failed in %s, every process healed: %v", s, took, err)
 		return err
 	}
-	log.Printf("skew %+v: %d processes patched, in %s", s, l.Patched(), took)
+	log.Printf("skew %+v: in %s; %d processes hold the patch", s, took, l.Patched())
 	return nil
 }
