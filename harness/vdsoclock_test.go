@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -35,14 +33,11 @@ var readers = []struct {
 }
 
 // readerImages builds the clock sidecar and an image of each reader: the Go
-// one static, FROM scratch; the C one compiled with Debian's gcc, run on
-// glibc; the Java one compiled by the JDK the runtimes image holds.
+// one static, FROM scratch; the C and Java ones on the runtimes of the
+// tests (programImage).
 func readerImages(t *testing.T, d *Docker) map[string]string {
 	t.Helper()
 	ctx := context.Background()
-	if err := d.TestImages(ctx); err != nil {
-		t.Fatal(err)
-	}
 	if err := d.BuildGoImage(ctx, vdsoclockImage, "..", vdsoclockMain); err != nil {
 		t.Fatal(err)
 	}
@@ -50,23 +45,9 @@ func readerImages(t *testing.T, d *Docker) map[string]string {
 	if err := d.BuildGoImage(ctx, images["go"], ".", "./testdata/vdsoclock/reader"); err != nil {
 		t.Fatal(err)
 	}
-	gcc, runtimes := faketimeImages()[1], faketimeRuntimes()
-	files := map[string][]byte{}
-	for _, name := range []string{"reader.c", "Reader.java"} {
-		b, err := os.ReadFile(filepath.Join("testdata", "vdsoclock", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[name] = b
-	}
 	for _, r := range readers[1:] {
-		files["Dockerfile"] = fmt.Appendf(nil, "FROM %s AS c\nCOPY reader.c /src/\nRUN gcc -O2 -Wall -Wextra -Werror -o /reader /src/reader.c\n"+
-			"FROM %s\nCOPY --from=c /reader /usr/local/bin/reader\nCOPY Reader.java /src/\n"+
-			"RUN java -m jdk.compiler/com.sun.tools.javac.Main -d /src /src/Reader.java\nENTRYPOINT %s\n", gcc.tag, runtimes.tag, r.entry)
 		images[r.kind] = "splitbrain/test-vdsoclock-" + r.kind + ":latest"
-		if err := d.buildContext(ctx, images[r.kind], nil, "Dockerfile", files); err != nil {
-			t.Fatal(err)
-		}
+		programImage(t, d, images[r.kind], "vdsoclock", "reader", nil, r.entry)
 	}
 	return images
 }
