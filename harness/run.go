@@ -603,8 +603,11 @@ func (r *run) guard(ctx context.Context, start time.Time) (g *guard, stop func()
 	for node, id := range c.sidecars {
 		g.watch(id, node+"'s packet-filter sidecar", true)
 	}
+	// A clock sidecar dies with the PID namespace it joined, when its
+	// node or member exits, which may be the target's doing: its death is
+	// judged as theirs.
 	for name, id := range c.clockSidecars {
-		g.watch(id, name+"'s clock sidecar", true)
+		g.watch(id, name+"'s clock sidecar", false)
 	}
 	c.guard = g
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
