@@ -154,6 +154,7 @@ var catalogue = func() map[string]Fault {
 	add(clockService)
 	add(clockStrobe)
 	add(clockRate)
+	add(clockSlowLeader)
 	add(Fault{Name: "packet-delay", Kind: Packet, Family: "packet"})
 	add(Fault{Name: "packet-loss", Kind: Packet, Family: "packet"})
 	return m
@@ -389,6 +390,18 @@ var clockRate = Fault{Name: "clock-rate", Kind: Clock, Family: "clock", inject: 
 		what = append(what, fmt.Sprintf("%s at %.2fx", n, rate))
 	}
 	return setClocks(ctx, c, nodes, skews, "clock rate: "+strings.Join(what, ", "))
+}}
+
+// clockSlowLeader runs the leader's clocks 4 to 8 times slower than true
+// time until healed: its timers, and what it renews by them, stretch (its
+// monotonic clock too with clock: process), while the servers and the
+// other nodes keep true time. Named, not drawn by the clock family, whose
+// rates go both ways over every node.
+var clockSlowLeader = Fault{Name: "clock-slow-leader", Kind: Clock, Family: "clock", inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
+	node := leaderOr(c, rng)
+	rate := 1 / (4 + rng.Float64()*4)
+	skew := contract.Skew{Rate: rate, Since: time.Now().UnixNano()}
+	return setClocks(ctx, c, []string{node}, map[string]contract.Skew{node: skew}, fmt.Sprintf("clock rate: %s at %.2fx", node, rate))
 }}
 
 // clockStrobe flips the clocks between a jump and true time every period
