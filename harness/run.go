@@ -203,7 +203,7 @@ func prepare(cfg Config) (*run, error) {
 				blind = append(blind, f.Name)
 			}
 			if f.Kind == nemesis.Clock && f.OnServices && len(skewableServices(m, cfg.Nodes)) == 0 {
-				return nil, badInput("--nemesis %s: no service of target %s has clock: %s in its %s", f.Name, m.Name, targets.ClockFaketime, targets.ManifestFile)
+				return nil, badInput("--nemesis %s: no service of target %s has clock: %s or %s in its %s", f.Name, m.Name, targets.ClockFaketime, targets.ClockProcess, targets.ManifestFile)
 			}
 			// A family names a fault once per unit of its weight: the
 			// plan draws from the names, the nemesis needs each fault once.

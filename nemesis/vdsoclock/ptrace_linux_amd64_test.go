@@ -55,33 +55,49 @@ func startChild(t *testing.T) *child {
 	return &child{cmd: cmd, in: in, out: bufio.NewScanner(out)}
 }
 
-// read asks the child for its clocks: its wall clock less ours, and its
-// time since it started.
-func (c *child) read(t *testing.T) (skew, since time.Duration) {
+// A reading is what the child read, and when we asked and heard, by our
+// true clock.
+type childReading struct {
+	wall         time.Time     // its time.Now()
+	since        time.Duration // its time.Since(start)
+	asked, heard time.Time
+}
+
+// skewWithin reports whether the child's wall clock was off by want, give
+// or take tol, at some moment between our question and its answer.
+func (r childReading) skewWithin(want, tol time.Duration) bool {
+	return !r.wall.Before(r.asked.Add(want-tol)) && !r.wall.After(r.heard.Add(want+tol))
+}
+
+// read asks the child for its clocks.
+func (c *child) read(t *testing.T) childReading {
 	t.Helper()
+	asked := time.Now()
 	if _, err := fmt.Fprintln(c.in); err != nil {
 		t.Fatal(err)
 	}
 	if !c.out.Scan() {
 		t.Fatalf("child: %v", c.out.Err())
 	}
+	heard := time.Now()
 	var now, s int64
 	if _, err := fmt.Sscan(c.out.Text(), &now, &s); err != nil {
 		t.Fatal(err)
 	}
-	return time.Duration(now - time.Now().UnixNano()), time.Duration(s)
+	return childReading{wall: time.Unix(0, now), since: time.Duration(s), asked: asked, heard: heard}
 }
 
-func near(got, want, tol time.Duration) bool { return got-want < tol && want-got < tol }
 
 // A Go process's time.Now() and time.Since() follow the data block from the
 // moment it is patched, and are true again once unpatched, the vDSO's bytes
-// as they were.
+// as they were. Each reading is judged against when it was asked and
+// answered, however slow a loaded machine makes either.
 func TestPatchGoProcess(t *testing.T) {
+	const tol = 5 * time.Millisecond
 	c := startChild(t)
 	pid := c.cmd.Process.Pid
-	if skew, _ := c.read(t); !near(skew, 0, 50*time.Millisecond) {
-		t.Fatalf("child's clock off by %s before any patch", skew)
+	if r := c.read(t); !r.skewWithin(0, tol) {
+		t.Fatalf("child's clock off by %s before any patch", r.wall.Sub(r.heard))
 	}
 	m, err := openMem(pid)
 	if err != nil {
@@ -93,32 +109,34 @@ func TestPatchGoProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	jump := contract.Skew{Offset: time.Hour}
-	p, err := patchProcess(pid, tableFor(jump, readNow()))
+	p, err := patchProcess(pid, tableFor(contract.Skew{Offset: time.Hour}, readNow()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, since0 := c.read(t)
-	if skew, _ := c.read(t); !near(skew, time.Hour, 50*time.Millisecond) {
-		t.Fatalf("after a jump of 1h, the child's clock is off by %s", skew)
+	r0 := c.read(t)
+	if !r0.skewWithin(time.Hour, tol) {
+		t.Fatalf("after a jump of 1h, the child's clock is off by %s", r0.wall.Sub(r0.heard))
 	}
 
-	// Twice as fast from now: both clocks gain what passes.
-	rate := contract.Skew{Rate: 2, Since: time.Now().UnixNano()}
-	if err := p.setTable(tableFor(rate, readNow())); err != nil {
+	// Twice as fast from since on: both clocks gain what passes.
+	since := time.Now()
+	if err := p.setTable(tableFor(contract.Skew{Rate: 2, Since: since.UnixNano()}, readNow())); err != nil {
 		t.Fatal(err)
 	}
-	_, since1 := c.read(t)
+	r1 := c.read(t)
 	time.Sleep(300 * time.Millisecond)
-	skew, since2 := c.read(t)
-	if !near(skew, 300*time.Millisecond, 100*time.Millisecond) {
-		t.Errorf("at twice the rate for 300ms, the child's wall clock is off by %s", skew)
+	r2 := c.read(t)
+	if !r2.skewWithin(r2.asked.Sub(since), r2.heard.Sub(r2.asked)+tol) {
+		t.Errorf("at twice the rate for %s, the child's wall clock is off by %s", r2.heard.Sub(since), r2.wall.Sub(r2.heard))
 	}
-	if d := since2 - since1; !near(d, 600*time.Millisecond, 100*time.Millisecond) {
-		t.Errorf("at twice the rate for 300ms, time.Since moved %s", d)
+	// Between the two readings, true time passed at least from r1's
+	// answer to r2's question and at most from r1's question to r2's
+	// answer: the child's time.Since twice that.
+	if d := r2.since - r1.since; d < 2*r2.asked.Sub(r1.heard)-tol || d > 2*r2.heard.Sub(r1.asked)+tol {
+		t.Errorf("at twice the rate, time.Since moved %s while %s to %s passed", d, r2.asked.Sub(r1.heard), r2.heard.Sub(r1.asked))
 	}
-	if since1 < since0 {
-		t.Errorf("time.Since went back at the rate's start: %s then %s", since0, since1)
+	if r1.since < r0.since {
+		t.Errorf("time.Since went back at the rate's start: %s then %s", r0.since, r1.since)
 	}
 
 	if err := p.unpatch(); err != nil {
@@ -131,7 +149,7 @@ func TestPatchGoProcess(t *testing.T) {
 	if !bytes.Equal(after.img, before.img) {
 		t.Error("the vDSO is not as it was after the heal")
 	}
-	if skew, _ := c.read(t); !near(skew, 0, 50*time.Millisecond) {
-		t.Errorf("after the heal the child's clock is off by %s", skew)
+	if r := c.read(t); !r.skewWithin(0, tol) {
+		t.Errorf("after the heal the child's clock is off by %s", r.wall.Sub(r.heard))
 	}
 }
