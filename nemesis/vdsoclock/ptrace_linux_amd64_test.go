@@ -87,7 +87,6 @@ func (c *child) read(t *testing.T) childReading {
 	return childReading{wall: time.Unix(0, now), since: time.Duration(s), asked: asked, heard: heard}
 }
 
-
 // A Go process's time.Now() and time.Since() follow the data block from the
 // moment it is patched, and are true again once unpatched, the vDSO's bytes
 // as they were. Each reading is judged against when it was asked and
