@@ -71,7 +71,10 @@ func (r *run) startServices(ctx context.Context, at int) error {
 		return c.waitService(ctx, m.Name, id, m.service, r.cfg.StartTimeout)
 	})
 	for i, err := range errs {
-		if err != nil {
+		switch {
+		case IsBadInput(err): // a clock sidecar that cannot ptrace: the member is not to blame
+			return err
+		case err != nil:
 			return r.withLog(ctx, members[i].Name, fmt.Errorf("service %s: %v", members[i].Name, err))
 		}
 	}

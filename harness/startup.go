@@ -172,7 +172,10 @@ func (r *run) startNodes(ctx context.Context) error {
 		return err
 	})
 	for i, err := range errs {
-		if err != nil {
+		switch {
+		case IsBadInput(err): // a clock sidecar that cannot ptrace: the node is not to blame
+			return err
+		case err != nil:
 			return r.withLog(ctx, c.nodes[i], err) // the others say the same of other nodes
 		}
 	}

@@ -7,12 +7,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 
 	"github.com/splitbrain/splitbrain/contract"
@@ -125,6 +127,7 @@ func TestVdsoclockReachesEveryProcess(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts containers")
 	}
+	t.Parallel()
 	d := testDocker(t)
 	images := readerImages(t, d)
 	for _, r := range readers {
@@ -237,4 +240,52 @@ func TestVdsoclockReachesEveryProcess(t *testing.T) {
 			check("restarted", awaitReadings(t, d, ctr.ID, restarted, 10, 20*time.Second), func(time.Time) time.Duration { return 0 })
 		})
 	}
+}
+
+// A clock sidecar that may not ptrace (here a seccomp profile refuses the
+// call) exits at once saying so, and the harness takes that as bad input
+// naming what is missing, before any process was touched.
+func TestVdsoclockWithoutPtrace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts containers")
+	}
+	t.Parallel()
+	ctx := context.Background()
+	d := testDocker(t)
+	const reader = "splitbrain/test-vdsoclock-go:latest"
+	for image, pkg := range map[string][2]string{vdsoclockImage: {"..", vdsoclockMain}, reader: {".", "./testdata/vdsoclock/reader"}} {
+		if err := d.BuildGoImage(ctx, image, pkg[0], pkg[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runID, nw := throwawayNetwork(t, d, "test-vdsoclock-seccomp")
+	ctr, err := d.Start(ctx, ContainerSpec{RunID: runID, Name: "n1", Image: reader, Network: nw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const noPtrace = `{"defaultAction":"SCMP_ACT_ALLOW","syscalls":[{"names":["ptrace"],"action":"SCMP_ACT_ERRNO"}]}`
+	res, err := d.cli.ContainerCreate(ctx, client.ContainerCreateOptions{
+		Name:   "splitbrain-" + runID + "-n1-clock",
+		Config: &container.Config{Image: vdsoclockImage, Labels: runLabels(runID, "n1-clock")},
+		HostConfig: &container.HostConfig{
+			NetworkMode: container.NetworkMode("container:" + ctr.ID), PidMode: container.PidMode("container:" + ctr.ID),
+			CapAdd: []string{"SYS_PTRACE"}, SecurityOpt: []string{"seccomp=" + noPtrace},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.cli.ContainerStart(ctx, res.ID, client.ContainerStartOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ip, err := d.IP(ctx, ctr.ID, nw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &cluster{docker: d, ips: map[string]netip.Addr{"n1": netip.MustParseAddr(ip)}, clockSidecars: map[string]string{"n1": res.ID}}
+	err = c.waitClockSidecar(ctx, "n1")
+	if !IsBadInput(err) || !strings.Contains(err.Error(), "ptrace not allowed") {
+		t.Fatalf("a sidecar refused ptrace: %v, want bad input saying ptrace is not allowed", err)
+	}
+	t.Log(err)
 }
