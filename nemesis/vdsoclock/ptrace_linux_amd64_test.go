@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"testing"
 	"time"
 
@@ -18,11 +19,23 @@ import (
 // through its vDSO's clock_gettime.
 const envChild = "VDSOCLOCK_TEST_CHILD"
 
+// sink keeps the child's timing loop from being optimized away.
+var sink int64
+
 func TestMain(m *testing.M) {
 	if os.Getenv(envChild) != "" {
 		start := time.Now()
 		in := bufio.NewScanner(os.Stdin)
 		for in.Scan() {
+			// "N": time N calls of time.Now() and answer how long they took.
+			if n, err := strconv.Atoi(in.Text()); err == nil {
+				began := time.Now()
+				for range n {
+					sink += time.Now().UnixNano()
+				}
+				fmt.Println(int64(time.Since(began)))
+				continue
+			}
 			fmt.Println(time.Now().UnixNano(), int64(time.Since(start)))
 		}
 		return
@@ -36,7 +49,7 @@ type child struct {
 	out *bufio.Scanner
 }
 
-func startChild(t *testing.T) *child {
+func startChild(t testing.TB) *child {
 	t.Helper()
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), envChild+"=1")
@@ -150,5 +163,39 @@ func TestPatchGoProcess(t *testing.T) {
 	}
 	if r := c.read(t); !r.skewWithin(0, tol) {
 		t.Errorf("after the heal the child's clock is off by %s", r.wall.Sub(r.heard))
+	}
+}
+
+// BenchmarkTimeNow times Go's time.Now() (a wall and a monotonic reading,
+// each a vDSO clock_gettime) in a child process, as the kernel's vDSO
+// serves it and as the patched one does, where each reading is a system
+// call: go test -run NONE -bench TimeNow ./nemesis/vdsoclock
+func BenchmarkTimeNow(b *testing.B) {
+	for _, patched := range []bool{false, true} {
+		name := "vdso"
+		if patched {
+			name = "patched"
+		}
+		b.Run(name, func(b *testing.B) {
+			c := startChild(b)
+			if patched {
+				p, err := patchProcess(c.cmd.Process.Pid, tableFor(contract.Skew{Offset: time.Second}, readNow()))
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer p.unpatch()
+			}
+			if _, err := fmt.Fprintln(c.in, b.N); err != nil {
+				b.Fatal(err)
+			}
+			if !c.out.Scan() {
+				b.Fatalf("child: %v", c.out.Err())
+			}
+			took, err := strconv.ParseInt(c.out.Text(), 10, 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(took)/float64(b.N), "child-ns/op")
+		})
 	}
 }
