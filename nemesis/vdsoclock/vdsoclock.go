@@ -18,6 +18,8 @@
 // still inside it. A restarted process gets a fresh vDSO.
 package vdsoclock
 
+//go:generate ./gen.sh
+
 import (
 	"encoding/binary"
 	"math"
