@@ -321,7 +321,7 @@ func (r *run) buildImages(ctx context.Context) error {
 	if r.partitions() {
 		builds = append(builds, ours(netfilterImage, netfilterMain))
 	}
-	if usesProcessClock(r.manifest) {
+	if r.clockSidecars(false) || r.clockSidecars(true) {
 		builds = append(builds, ours(vdsoclockImage, vdsoclockMain))
 	}
 	if usesFaketime(r.manifest) {

@@ -63,7 +63,7 @@ func (r *run) startServices(ctx context.Context, at int) error {
 		if err != nil {
 			return err
 		}
-		if m.service.Clock == targets.ClockProcess {
+		if m.service.Clock == targets.ClockProcess && r.clockSidecars(true) {
 			if err := r.startClockSidecar(ctx, m.Name, id); err != nil {
 				return err
 			}

@@ -157,7 +157,7 @@ func (r *run) startNodes(ctx context.Context) error {
 			RunID: r.info.ID, Name: node, Image: r.nodeImage(), Network: c.network, Env: r.nodeEnv(node), IP: c.hosts[node], Hosts: c.hosts,
 			Binds: r.clockBinds(node, r.manifest.Clock == targets.ClockFaketime),
 		})
-		if err == nil && r.manifest.Clock == targets.ClockProcess {
+		if err == nil && r.clockSidecars(false) {
 			err = r.startClockSidecar(ctx, node, id)
 		}
 		if err == nil && r.partitions() {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/splitbrain/splitbrain/contract"
+	"github.com/splitbrain/splitbrain/nemesis"
 	"github.com/splitbrain/splitbrain/nemesis/vdsoclock"
 	"github.com/splitbrain/splitbrain/targets"
 )
@@ -26,10 +27,17 @@ import (
 // takes the skew in force from its clock file when it starts, so a
 // container restarted during a clock fault is skewed again.
 
-// usesProcessClock says whether any container of target m has clock:
-// process.
-func usesProcessClock(m targets.Manifest) bool {
-	return m.Clock == targets.ClockProcess || slices.ContainsFunc(m.Services, func(s targets.Service) bool { return s.Clock == targets.ClockProcess })
+// clockSidecars says whether the run gives clock sidecars to its nodes
+// (services false) or to its service members with clock: process
+// (services true): only when the plan skews their clocks, as packet-filter
+// sidecars come only with partitions.
+func (r *run) clockSidecars(services bool) bool {
+	m := r.manifest
+	has := m.Clock == targets.ClockProcess
+	if services {
+		has = slices.ContainsFunc(m.Services, func(s targets.Service) bool { return s.Clock == targets.ClockProcess })
+	}
+	return has && slices.ContainsFunc(r.faults, func(f nemesis.Fault) bool { return f.Kind == nemesis.Clock && f.OnServices == services })
 }
 
 // clockSidecarWait is how long a clock sidecar has to answer: it starts
