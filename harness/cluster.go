@@ -48,19 +48,22 @@ type cluster struct {
 	faketime *faketimeClocks     // for targets whose clocks libfaketime skews; nil for the SDK's
 	guard    *guard              // told of the containers we stop ourselves; nil before the workload
 
-	restartMu   sync.Mutex // see Restart
-	mu          sync.RWMutex
-	nodes       []string
-	services    []string              // the target's service containers, by name
-	beside      map[string]string     // a service member placed beside a node -> that node
-	skewable    []string              // the services whose clocks libfaketime skews
-	ids         map[string]string     // node, service or "resource" -> container id
-	ips         map[string]netip.Addr // node, service or "resource" -> address on the run's network
-	hosts       map[string]netip.Addr // the fixed addresses every container knows by name (addressPlan)
-	sidecars    map[string]string     // node -> its packet-filter sidecar's container id
-	grudge      nemesis.Grudge        // the partition in effect
-	resourceURL string
-	started     []started // every container's start, in the order they ended
+	restartMu sync.Mutex // see Restart
+	mu        sync.RWMutex
+	nodes     []string
+	services  []string              // the target's service containers, by name
+	beside    map[string]string     // a service member placed beside a node -> that node
+	skewable  []string              // the services whose clocks can be skewed
+	ids       map[string]string     // node, service or "resource" -> container id
+	ips       map[string]netip.Addr // node, service or "resource" -> address on the run's network
+	hosts     map[string]netip.Addr // the fixed addresses every container knows by name (addressPlan)
+	sidecars  map[string]string     // node -> its packet-filter sidecar's container id
+	// clockSidecars: a node or service member with clock: process -> its
+	// clock sidecar's container id.
+	clockSidecars map[string]string
+	grudge        nemesis.Grudge // the partition in effect
+	resourceURL   string
+	started       []started // every container's start, in the order they ended
 }
 
 // started is one container's start, from the request until it ran.
@@ -163,6 +166,13 @@ func (c *cluster) onHost(name string, act func(id string) error) error {
 func (c *cluster) Kill(ctx context.Context, name string) error {
 	return c.onHost(name, func(id string) error {
 		c.guard.expectStop(id)
+		c.mu.RLock()
+		for n, cid := range c.ids {
+			if cid == id && c.clockSidecars[n] != "" {
+				c.guard.expectStop(c.clockSidecars[n]) // it ends with the PID namespace it joined
+			}
+		}
+		c.mu.RUnlock()
 		return c.docker.Kill(ctx, id)
 	})
 }
@@ -186,12 +196,26 @@ func (c *cluster) Restart(ctx context.Context, name string) error {
 	}
 	c.mu.RLock()
 	sidecar := c.sidecars[name]
+	var clocks []string
+	for _, n := range c.host(name) {
+		if c.clockSidecars[n] != "" {
+			clocks = append(clocks, n)
+		}
+	}
 	c.mu.RUnlock()
 	// Containers restarted together (kill-minority's heal) take turns
 	// here, so that none rewrites rules through a sidecar another is
 	// restarting.
 	c.restartMu.Lock()
 	defer c.restartMu.Unlock()
+	for _, n := range clocks {
+		if err := c.docker.RestartContainer(ctx, c.clockSidecars[n]); err != nil {
+			return fmt.Errorf("restart %s's clock sidecar: %v", n, err)
+		}
+		if err := c.waitClockSidecar(ctx, n); err != nil {
+			return err
+		}
+	}
 	if sidecar != "" {
 		c.guard.expectStop(sidecar)
 		if err := c.docker.RestartContainer(ctx, sidecar); err != nil {
@@ -220,10 +244,12 @@ func (c *cluster) Resume(ctx context.Context, name string) error {
 }
 
 // SetClock rewrites the node's clock file, which the node's SDK clock
-// reads, and for a libfaketime target (or service) its timestamp file.
-func (c *cluster) SetClock(_ context.Context, node string, s contract.Skew) error {
+// reads (and a clock sidecar, when it starts), and for a libfaketime target
+// (or service) its timestamp file; with clock: process it gives the skew
+// to every process of the container through its clock sidecar.
+func (c *cluster) SetClock(ctx context.Context, node string, s contract.Skew) error {
 	if slices.Contains(c.services, node) && !slices.Contains(c.skewable, node) {
-		return fmt.Errorf("the clock of service %s cannot be skewed (no clock: faketime)", node)
+		return fmt.Errorf("the clock of service %s cannot be skewed (no clock: faketime or process)", node)
 	}
 	b, err := json.Marshal(s)
 	if err != nil {
@@ -231,6 +257,12 @@ func (c *cluster) SetClock(_ context.Context, node string, s contract.Skew) erro
 	}
 	if err := writeAtomic(filepath.Join(c.clockDir, node), clockFile, b); err != nil {
 		return err
+	}
+	c.mu.RLock()
+	_, process := c.clockSidecars[node]
+	c.mu.RUnlock()
+	if process {
+		return c.setProcessClock(ctx, node, s)
 	}
 	if c.faketime != nil {
 		return c.faketime.set(node, s)

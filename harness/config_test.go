@@ -61,12 +61,12 @@ func TestAddressPlan(t *testing.T) {
 func TestPrepareFaultKinds(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.RepoRoot, cfg.TargetsRoot, cfg.ResultsDir = "..", "../targets", t.TempDir()
-	cfg.Target, cfg.Nemesis = "redis-lease", []string{"clock"}
+	cfg.Target, cfg.Nemesis = "redis-lease-volatile", []string{"clock"}
 	r, err := prepare(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.info.Notes) != 1 || !strings.HasPrefix(r.info.Notes[0], "clock-bump, clock-strobe, clock-rate reach nothing in target redis-lease") {
+	if len(r.info.Notes) != 1 || !strings.HasPrefix(r.info.Notes[0], "clock-bump, clock-strobe, clock-rate reach nothing in target redis-lease-volatile") {
 		t.Errorf("notes %q, want clock-service's nodes' faults blind", r.info.Notes)
 	}
 	if r.partitions() {

@@ -174,7 +174,7 @@ func (d *Docker) Start(ctx context.Context, s ContainerSpec) (Container, error) 
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	if s.Beside != "" {
-		id, err := d.startBeside(ctx, s, nil)
+		id, err := d.startBeside(ctx, s, nil, false)
 		return Container{ID: id, Name: s.Name}, err
 	}
 	ctr, err := testcontainers.Run(ctx, s.Image,
@@ -271,23 +271,38 @@ func (d *Docker) Unpause(ctx context.Context, id string) error {
 // helper of a node. Target images need no tools of ours, and no container
 // of the run is privileged.
 func (d *Docker) StartSidecar(ctx context.Context, runID, name, target, image string) (string, error) {
-	return d.startBeside(ctx, ContainerSpec{RunID: runID, Name: name, Image: image, Beside: target}, []string{"NET_ADMIN"})
+	return d.startBeside(ctx, ContainerSpec{RunID: runID, Name: name, Image: image, Beside: target}, []string{"NET_ADMIN"}, false)
+}
+
+// StartClockSidecar starts a container of image in the network and PID
+// namespaces of the container target, with SYS_PTRACE and nothing more
+// (never SYS_TIME: the host's clock is never touched), and binds: the
+// clock helper of a node (nemesis/vdsoclock), which patches the vDSOs of
+// the node's processes. Docker's default seccomp profile allows ptrace
+// once the capability is granted.
+func (d *Docker) StartClockSidecar(ctx context.Context, runID, name, target, image string, env map[string]string, binds []string) (string, error) {
+	return d.startBeside(ctx, ContainerSpec{RunID: runID, Name: name, Image: image, Beside: target, Env: env, Binds: binds}, []string{"SYS_PTRACE"}, true)
 }
 
 // startBeside creates and starts the container s in the network namespace
-// of container s.Beside, with the capabilities capAdd besides Docker's
-// defaults. It returns the container's id once created, even when it
-// could not be started.
-func (d *Docker) startBeside(ctx context.Context, s ContainerSpec, capAdd []string) (string, error) {
+// of container s.Beside (and in its PID namespace if pid), with the
+// capabilities capAdd besides Docker's defaults. It returns the
+// container's id once created, even when it could not be started.
+func (d *Docker) startBeside(ctx context.Context, s ContainerSpec, capAdd []string, pid bool) (string, error) {
 	var env []string
 	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
 		env = append(env, k+"="+s.Env[k])
+	}
+	var pidMode container.PidMode
+	if pid {
+		pidMode = container.PidMode("container:" + s.Beside)
 	}
 	res, err := d.cli.ContainerCreate(ctx, client.ContainerCreateOptions{
 		Name:   "splitbrain-" + s.RunID + "-" + s.Name,
 		Config: &container.Config{Image: s.Image, Labels: runLabels(s.RunID, s.Name), Env: env},
 		HostConfig: &container.HostConfig{
 			NetworkMode: container.NetworkMode("container:" + s.Beside),
+			PidMode:     pidMode,
 			CapAdd:      capAdd,
 			Binds:       s.Binds,
 		},

@@ -173,34 +173,45 @@ var waiters = []struct {
 }
 
 // waiterImages builds an image of each waiter on the runtimes of the
-// tests, the C one compiled in a build stage with Debian's gcc, the Java
-// one by the compiler Debian's JRE holds.
+// tests (programImages).
 func waiterImages(t *testing.T, d *Docker) map[string]string {
+	t.Helper()
+	images := map[string]string{}
+	for _, w := range waiters {
+		images[w.kind] = "splitbrain/test-faketime-" + w.kind + ":latest"
+		programImage(t, d, images[w.kind], "faketime", "waiter", []string{"waiter.py"}, w.entry)
+	}
+	return images
+}
+
+// programImage builds image tag of the test programs of testdata/dir on
+// the runtimes of the tests: the C program name.c compiled in a build
+// stage with Debian's gcc, at /usr/local/bin/name; the Java one, Name.java,
+// compiled by the compiler Debian's JRE holds, in /src with the files
+// more; entry its ENTRYPOINT.
+func programImage(t *testing.T, d *Docker, tag, dir, name string, more []string, entry string) {
 	t.Helper()
 	ctx := context.Background()
 	if err := d.TestImages(ctx); err != nil {
 		t.Fatal(err)
 	}
 	gcc, runtimes := faketimeImages()[1], faketimeRuntimes()
+	java := strings.ToUpper(name[:1]) + name[1:] + ".java"
 	files := map[string][]byte{}
-	for _, name := range []string{"waiter.c", "waiter.py", "Waiter.java"} {
-		b, err := os.ReadFile(filepath.Join("testdata", "faketime", name))
+	for _, f := range append([]string{name + ".c", java}, more...) {
+		b, err := os.ReadFile(filepath.Join("testdata", dir, f))
 		if err != nil {
 			t.Fatal(err)
 		}
-		files[name] = b
+		files[f] = b
 	}
-	images := map[string]string{}
-	for _, w := range waiters {
-		files["Dockerfile"] = fmt.Appendf(nil, "FROM %s AS c\nCOPY waiter.c /src/\nRUN gcc -O2 -Wall -Wextra -Werror -pthread -o /waiter /src/waiter.c\n"+
-			"FROM %s\nCOPY --from=c /waiter /usr/local/bin/waiter\nCOPY waiter.py Waiter.java /src/\n"+
-			"RUN java -m jdk.compiler/com.sun.tools.javac.Main -d /src /src/Waiter.java\nENTRYPOINT %s\n", gcc.tag, runtimes.tag, w.entry)
-		images[w.kind] = "splitbrain/test-faketime-" + w.kind + ":latest"
-		if err := d.buildContext(ctx, images[w.kind], nil, "Dockerfile", files); err != nil {
-			t.Fatal(err)
-		}
+	files["Dockerfile"] = fmt.Appendf(nil, "FROM %[1]s AS c\nCOPY %[3]s.c /src/\nRUN gcc -O2 -Wall -Wextra -Werror -pthread -o /%[3]s /src/%[3]s.c\n"+
+		"FROM %[2]s\nCOPY --from=c /%[3]s /usr/local/bin/%[3]s\nCOPY %[4]s /src/\n"+
+		"RUN java -m jdk.compiler/com.sun.tools.javac.Main -d /src /src/%[5]s\nENTRYPOINT %[6]s\n",
+		gcc.tag, runtimes.tag, name, strings.Join(append([]string{java}, more...), " "), java, entry)
+	if err := d.buildContext(ctx, tag, nil, "Dockerfile", files); err != nil {
+		t.Fatal(err)
 	}
-	return images
 }
 
 // A wait a waiter printed: what it was, how long it took and when it

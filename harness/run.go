@@ -205,7 +205,7 @@ func prepare(cfg Config) (*run, error) {
 				blind = append(blind, f.Name)
 			}
 			if f.Kind == nemesis.Clock && f.OnServices && len(skewableServices(m, cfg.Nodes)) == 0 {
-				return nil, badInput("--nemesis %s: no service of target %s has clock: %s in its %s", f.Name, m.Name, targets.ClockFaketime, targets.ManifestFile)
+				return nil, badInput("--nemesis %s: no service of target %s has clock: %s or %s in its %s", f.Name, m.Name, targets.ClockFaketime, targets.ClockProcess, targets.ManifestFile)
 			}
 			// A family names a fault once per unit of its weight: the
 			// plan draws from the names, the nemesis needs each fault once.
@@ -297,6 +297,8 @@ const (
 	resourceImage  = "splitbrain/resource:latest"
 	netfilterImage = "splitbrain/netfilter:latest"
 	netfilterMain  = "./nemesis/netfilter/cmd/netfilter"
+	vdsoclockImage = "splitbrain/vdsoclock:latest"
+	vdsoclockMain  = "./nemesis/vdsoclock/cmd/vdsoclock"
 )
 
 // partitions says whether the plan needs packet-filter sidecars.
@@ -320,6 +322,9 @@ func (r *run) buildImages(ctx context.Context) error {
 	}
 	if r.partitions() {
 		builds = append(builds, ours(netfilterImage, netfilterMain))
+	}
+	if r.clockSidecars(false) || r.clockSidecars(true) {
+		builds = append(builds, ours(vdsoclockImage, vdsoclockMain))
 	}
 	if usesFaketime(r.manifest) {
 		builds = append(builds, func() (err error) {
@@ -422,8 +427,13 @@ func (r *run) nodeEnv(node string) map[string]string {
 		contract.EnvAddr:      fmt.Sprintf(":%d", r.manifest.Port),
 		contract.EnvSecret:    r.secret,
 	}
-	if r.manifest.Clock == targets.ClockFaketime {
+	switch r.manifest.Clock {
+	case targets.ClockFaketime:
 		maps.Copy(env, faketimeEnv())
+	case targets.ClockProcess:
+		// Its processes' clocks are skewed already: an SDK clock that
+		// read the file too would skew twice.
+		delete(env, contract.EnvClockFile)
 	}
 	if len(r.manifest.Services) > 0 {
 		var services []string
@@ -596,6 +606,12 @@ func (r *run) guard(ctx context.Context, start time.Time) (g *guard, stop func()
 	for node, id := range c.sidecars {
 		g.watch(id, node+"'s packet-filter sidecar", true)
 	}
+	// A clock sidecar dies with the PID namespace it joined, when its
+	// node or member exits, which may be the target's doing: its death is
+	// judged as theirs.
+	for name, id := range c.clockSidecars {
+		g.watch(id, name+"'s clock sidecar", false)
+	}
 	c.guard = g
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	msgs, errs := r.docker.Events(ctx, r.info.ID)
@@ -650,6 +666,9 @@ func (r *run) teardown(ctx context.Context) error {
 		containers := maps.Clone(r.cluster.ids)
 		for node, id := range r.cluster.sidecars {
 			containers[node+"-netfilter"] = id
+		}
+		for name, id := range r.cluster.clockSidecars {
+			containers[name+"-clock"] = id
 		}
 		for name, id := range containers {
 			if logs, err := r.docker.Logs(ctx, id); err == nil {

@@ -63,10 +63,18 @@ func (r *run) startServices(ctx context.Context, at int) error {
 		if err != nil {
 			return err
 		}
+		if m.service.Clock == targets.ClockProcess && r.clockSidecars(true) {
+			if err := r.startClockSidecar(ctx, m.Name, id); err != nil {
+				return err
+			}
+		}
 		return c.waitService(ctx, m.Name, id, m.service, r.cfg.StartTimeout)
 	})
 	for i, err := range errs {
-		if err != nil {
+		switch {
+		case IsBadInput(err): // a clock sidecar that cannot ptrace: the member is not to blame
+			return err
+		case err != nil:
 			return r.withLog(ctx, members[i].Name, fmt.Errorf("service %s: %v", members[i].Name, err))
 		}
 	}
@@ -78,7 +86,7 @@ func (r *run) startServices(ctx context.Context, at int) error {
 func skewableServices(m targets.Manifest, nodes int) []string {
 	var out []string
 	for _, s := range m.Services {
-		if s.Clock == targets.ClockFaketime {
+		if s.Clock != "" {
 			out = append(out, s.MemberNames(nodes)...)
 		}
 	}

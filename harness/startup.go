@@ -55,7 +55,7 @@ func (r *run) planCluster(ctx context.Context) error {
 		clockDir: filepath.Join(r.dir, "clocks"),
 		skewable: skewableServices(r.manifest, r.cfg.Nodes),
 		beside:   map[string]string{},
-		ids:      map[string]string{}, ips: map[string]netip.Addr{}, sidecars: map[string]string{},
+		ids:      map[string]string{}, ips: map[string]netip.Addr{}, sidecars: map[string]string{}, clockSidecars: map[string]string{},
 	}
 	var members []targets.Member
 	for _, s := range r.manifest.Services {
@@ -157,6 +157,9 @@ func (r *run) startNodes(ctx context.Context) error {
 			RunID: r.info.ID, Name: node, Image: r.nodeImage(), Network: c.network, Env: r.nodeEnv(node), IP: c.hosts[node], Hosts: c.hosts,
 			Binds: r.clockBinds(node, r.manifest.Clock == targets.ClockFaketime),
 		})
+		if err == nil && r.clockSidecars(false) {
+			err = r.startClockSidecar(ctx, node, id)
+		}
 		if err == nil && r.partitions() {
 			var sidecar string
 			began := time.Now()
@@ -169,7 +172,10 @@ func (r *run) startNodes(ctx context.Context) error {
 		return err
 	})
 	for i, err := range errs {
-		if err != nil {
+		switch {
+		case IsBadInput(err): // a clock sidecar that cannot ptrace: the node is not to blame
+			return err
+		case err != nil:
 			return r.withLog(ctx, c.nodes[i], err) // the others say the same of other nodes
 		}
 	}

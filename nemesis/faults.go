@@ -154,6 +154,8 @@ var catalogue = func() map[string]Fault {
 	add(clockService)
 	add(clockStrobe)
 	add(clockRate)
+	add(clockSlowLeader)
+	add(clockDriftLeader)
 	add(Fault{Name: "packet-delay", Kind: Packet, Family: "packet"})
 	add(Fault{Name: "packet-loss", Kind: Packet, Family: "packet"})
 	return m
@@ -390,6 +392,29 @@ var clockRate = Fault{Name: "clock-rate", Kind: Clock, Family: "clock", inject: 
 	}
 	return setClocks(ctx, c, nodes, skews, "clock rate: "+strings.Join(what, ", "))
 }}
+
+// clockSlowLeader runs the leader's clocks 4 to 8 times slower than true
+// time until healed: its timers, and what it renews by them, stretch (its
+// monotonic clock too with clock: process), while the servers and the
+// other nodes keep true time. clockDriftLeader slows them by 5-20% only:
+// between the two lies the ratio a lease tolerates (its length over the
+// time its holder allows itself to renew), so a row can show an overlap
+// past it and none below it. Named, not drawn by the clock family, whose
+// rates go both ways over every node.
+var (
+	clockSlowLeader  = leaderRate("clock-slow-leader", 1.0/8, 1.0/4)
+	clockDriftLeader = leaderRate("clock-drift-leader", 0.8, 0.95)
+)
+
+// leaderRate runs the leader's clocks at a rate drawn between lo and hi.
+func leaderRate(name string, lo, hi float64) Fault {
+	return Fault{Name: name, Kind: Clock, Family: "clock", inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
+		node := leaderOr(c, rng)
+		rate := lo + rng.Float64()*(hi-lo)
+		skew := contract.Skew{Rate: rate, Since: time.Now().UnixNano()}
+		return setClocks(ctx, c, []string{node}, map[string]contract.Skew{node: skew}, fmt.Sprintf("clock rate: %s at %.2fx", node, rate))
+	}}
+}
 
 // clockStrobe flips the clocks between a jump and true time every period
 // until healed: time that goes back and forth many times a second.

@@ -38,6 +38,10 @@ const (
 	// run under libfaketime). Clock faults on them would prove nothing,
 	// so they are refused rather than passed.
 	ClockNone = "none"
+	// ClockProcess: a clock sidecar patches the vDSO of every process in
+	// the container (nemesis/vdsoclock), whatever it runs: a Go binary's
+	// wall and monotonic clocks, a libc program's, a JVM's.
+	ClockProcess = "process"
 )
 
 // Manifest describes one target: how to build its node image and what it
@@ -59,9 +63,10 @@ type Manifest struct {
 	// same network, and open to the nemesis's service faults.
 	Services []Service `yaml:"services"`
 	// Clock says how the nodes read wall time, so that clock faults reach
-	// them: "sdk" (the default: a Go target reading sdk.Clock) or
+	// them: "sdk" (the default: a Go target reading sdk.Clock),
 	// "faketime" (libfaketime, preloaded from the node image's Debian
-	// package, follows a timestamp file the harness rewrites).
+	// package, follows a timestamp file the harness rewrites), "process"
+	// (a sidecar patches every process's vDSO) or "none".
 	Clock string `yaml:"clock"`
 	// Promise is what the target claims: "exclusive", "overlap-bound: D"
 	// or "fenced". The checkers read it to tell violations from risks.
@@ -240,8 +245,8 @@ func (m Manifest) validate() error {
 		return errors.New("description must be one line")
 	case m.Port < 1 || m.Port > 65535:
 		return fmt.Errorf("port %d is out of range", m.Port)
-	case m.Clock != ClockSDK && m.Clock != ClockFaketime && m.Clock != ClockNone:
-		return fmt.Errorf("clock %q: want %s, %s or %s", m.Clock, ClockSDK, ClockFaketime, ClockNone)
+	case m.Clock != ClockSDK && m.Clock != ClockFaketime && m.Clock != ClockProcess && m.Clock != ClockNone:
+		return fmt.Errorf("clock %q: want %s, %s, %s or %s", m.Clock, ClockSDK, ClockFaketime, ClockProcess, ClockNone)
 	case m.Reaction < 0:
 		return fmt.Errorf("reaction %s must be positive", m.Reaction)
 	case m.Clock == ClockFaketime && m.Build.Dockerfile == "" && len(m.Build.Debian) == 0:
@@ -304,8 +309,12 @@ func (s Service) validate(dir, field string) error {
 		return fmt.Errorf("%s (%s): members must be 1 to %d", field, s.Name, MaxMembers)
 	case s.Start != "" && s.Start != StartBeforeNodes && s.Start != StartAfterNodes:
 		return fmt.Errorf("%s (%s): start %q: want %s or %s", field, s.Name, s.Start, StartBeforeNodes, StartAfterNodes)
-	case s.Clock != "" && s.Clock != ClockFaketime:
-		return fmt.Errorf("%s (%s): clock %q: want %s or nothing", field, s.Name, s.Clock, ClockFaketime)
+	case s.Clock != "" && s.Clock != ClockFaketime && s.Clock != ClockProcess:
+		return fmt.Errorf("%s (%s): clock %q: want %s, %s or nothing", field, s.Name, s.Clock, ClockFaketime, ClockProcess)
+	case s.Clock == ClockProcess && s.Beside != "":
+		// Its clock sidecar would share the node's network namespace,
+		// and the port, with the node's.
+		return fmt.Errorf("%s (%s): clock: %s on a service placed beside nodes is not supported", field, s.Name, ClockProcess)
 	case s.Clock == ClockFaketime && len(s.Build.Debian) == 0:
 		return fmt.Errorf("%s (%s): clock: %s needs libfaketime in the image: give build.debian", field, s.Name, ClockFaketime)
 	case (s.Members > 1 || s.Beside != "") && s.Name == "n":
@@ -330,7 +339,7 @@ func (m Manifest) Faces(family string) bool {
 	case "service":
 		return len(m.Services) > 0
 	case "clock":
-		return m.Clock != ClockNone || slices.ContainsFunc(m.Services, func(s Service) bool { return s.Clock == ClockFaketime })
+		return m.Clock != ClockNone || slices.ContainsFunc(m.Services, func(s Service) bool { return s.Clock != "" })
 	}
 	return true
 }

@@ -1,0 +1,22 @@
+/* Prints, every 20 ms, what glibc's clocks read, each through the vDSO:
+ * clock_gettime(CLOCK_REALTIME) and (CLOCK_MONOTONIC) in nanoseconds, then
+ * gettimeofday() and time() in nanoseconds. nanosleep waits a relative
+ * time, which the skew does not stretch. */
+#include <stdio.h>
+#include <sys/time.h>
+#include <time.h>
+
+int main(void) {
+	struct timespec rt, mono, pause = {0, 20000000};
+	struct timeval tv;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (;;) {
+		clock_gettime(CLOCK_REALTIME, &rt);
+		clock_gettime(CLOCK_MONOTONIC, &mono);
+		gettimeofday(&tv, NULL);
+		long long secs = (long long)time(NULL);
+		printf("%lld %lld %lld %lld\n", rt.tv_sec * 1000000000LL + rt.tv_nsec, mono.tv_sec * 1000000000LL + mono.tv_nsec,
+		       tv.tv_sec * 1000000000LL + tv.tv_usec * 1000LL, secs * 1000000000LL);
+		nanosleep(&pause, NULL);
+	}
+}
