@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -65,7 +66,7 @@ func (e Explicit) Validate() error {
 		case s.Fault == "":
 			return fmt.Errorf("%s: missing", field("fault"))
 		case !ok:
-			return fmt.Errorf("%s: unknown fault %q (faults: %v)", field("fault"), s.Fault, Names())
+			return fmt.Errorf("%s: unknown fault %q (faults: %s)", field("fault"), s.Fault, strings.Join(Names(), ", "))
 		case f.Kind == Packet:
 			return fmt.Errorf("%s: %v", field("fault"), packetFaultsUnavailable(s.Fault))
 		case s.At < 0 || math.IsNaN(s.At) || math.IsInf(s.At, 0):

@@ -4,6 +4,7 @@ package nemesis
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -251,7 +252,7 @@ func (n *Nemesis) heal(ctx context.Context) {
 		n.rec.Record(e)
 		n.mu.Lock()
 		s := &n.taken.Faults[a.strike]
-		s.For = max(seconds(time.Duration(sent))-s.At, 0.001)
+		s.For = max(math.Round((seconds(time.Duration(sent))-s.At)*1000)/1000, 0.001)
 		n.mu.Unlock()
 	}
 	if len(todo) > 0 {

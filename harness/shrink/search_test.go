@@ -263,7 +263,9 @@ func TestShrinkParallel(t *testing.T) {
 
 type runnerFunc func(context.Context, Candidate, int) (Outcome, error)
 
-func (f runnerFunc) Replay(ctx context.Context, c Candidate, i int) (Outcome, error) { return f(ctx, c, i) }
+func (f runnerFunc) Replay(ctx context.Context, c Candidate, i int) (Outcome, error) {
+	return f(ctx, c, i)
+}
 
 func TestDdmin(t *testing.T) {
 	items := []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13}
