@@ -32,13 +32,18 @@ func (c Candidate) Key() string {
 	return hex.EncodeToString(h[:8])
 }
 
-// String is the candidate in a progress line.
+// String is the candidate in a progress line: each fault as
+// name@at+held when there are few.
 func (c Candidate) String() string {
-	names := make([]string, len(c.Faults))
-	for i, f := range c.Faults {
-		names[i] = fmt.Sprintf("%s@%.1f+%.1f", f.Fault, f.At, f.For)
+	faults := fmt.Sprintf("%d faults", len(c.Faults))
+	if len(c.Faults) <= 3 {
+		names := make([]string, len(c.Faults))
+		for i, f := range c.Faults {
+			names[i] = fmt.Sprintf("%s@%g+%g", f.Fault, f.At, f.For)
+		}
+		faults += " [" + strings.Join(names, " ") + "]"
 	}
-	return fmt.Sprintf("%d faults [%s], %d nodes, %.1f s", len(c.Faults), strings.Join(names, " "), c.Nodes, c.Limit)
+	return fmt.Sprintf("%s, %d nodes, %g s", faults, c.Nodes, c.Limit)
 }
 
 // Outcome is what one replay found.
