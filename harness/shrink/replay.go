@@ -233,5 +233,5 @@ func shrunkFolder(cfg Config, res Result, took time.Duration) (string, error) {
 
 // bad is input the user must fix.
 func bad(format string, args ...any) error {
-	return &harness.BadInputError{Msg: fmt.Sprintf(format, args...)}
+	return &harness.BadInputError{Msg: "shrink: " + fmt.Sprintf(format, args...)}
 }
