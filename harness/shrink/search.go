@@ -331,9 +331,16 @@ func (s *search) test(c Candidate, phase string, all bool) bool {
 	if len(known) > 0 {
 		report(false)
 	}
+	// A replay still under way when the candidate is decided is cut
+	// short: it could not change the decision, and holds up the next.
+	ctx, cancel := context.WithCancel(s.ctx)
+	defer cancel()
 	finished := make(chan done)
 	inflight := 0
 	for {
+		if decided() {
+			cancel()
+		}
 		for inflight < s.opt.Parallel && len(todo) > 0 && !decided() {
 			if s.late(all) {
 				s.outOfBud = true
@@ -343,7 +350,7 @@ func (s *search) test(c Candidate, phase string, all bool) bool {
 			todo = todo[1:]
 			inflight++
 			go func() {
-				o, err := s.run.Replay(s.ctx, c, i)
+				o, err := s.run.Replay(ctx, c, i)
 				finished <- done{i, o, err}
 			}()
 		}
@@ -353,7 +360,7 @@ func (s *search) test(c Candidate, phase string, all bool) bool {
 		d := <-finished
 		inflight--
 		if d.err != nil {
-			continue // cut short: replayed again by a resumed shrink
+			continue // cut short: not kept, and run again if it is needed
 		}
 		if err := s.opt.Journal.Add(key, d.i, d.o); err != nil {
 			d.o.Error = "journal: " + err.Error()

@@ -312,3 +312,23 @@ func TestJournalDropsALineCutShort(t *testing.T) {
 		t.Errorf("known %+v", k)
 	}
 }
+
+// A replay under way when its candidate is decided is cut short, not
+// waited for.
+func TestShrinkCutsShortWhatCannotChangeTheDecision(t *testing.T) {
+	f := &fake{share: 1, t: t}
+	var blocked atomic.Bool
+	r := runnerFunc(func(ctx context.Context, c Candidate, i int) (Outcome, error) {
+		if i == 4 && blocked.CompareAndSwap(false, true) {
+			<-ctx.Done() // hangs until the decision cuts it short
+			return Outcome{}, ctx.Err()
+		}
+		return f.Replay(ctx, c, i)
+	})
+	opt := options()
+	opt.Parallel = 5
+	res, err := Shrink(context.Background(), r, twelve(), opt)
+	if err != nil || len(res.Best.Faults) != 2 || !blocked.Load() {
+		t.Errorf("%s %v", res.Best, err)
+	}
+}
