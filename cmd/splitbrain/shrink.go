@@ -69,12 +69,12 @@ func shrinkCmd(ctx context.Context, args []string) (int, error) {
 	o := res.OriginalTally
 	if !res.Reproduced {
 		fmt.Printf("splitbrain shrink: the run's schedule reproduced %s in %d of %d replays, below --reproduce %g: nothing to shrink (a lower --reproduce, or more --runs, may do)\n",
-			cfg.Violation, o.Reproduced, o.Runs, cfg.Reproduce)
+			res.Violation, o.Reproduced, o.Runs, cfg.Reproduce)
 		return exitUnknown, nil
 	}
 	b := res.BestTal
 	fmt.Printf("splitbrain shrink: %s: %d faults on %d nodes -> %d on %d, reproduced in %d of %d replays (the original in %d of %d); %d candidates, %d replays\n",
-		cfg.Violation, len(res.Original.Faults), res.Original.Nodes, len(res.Best.Faults), res.Best.Nodes, b.Reproduced, b.Runs, o.Reproduced, o.Runs, res.Candidates, res.Replays)
+		res.Violation, len(res.Original.Faults), res.Original.Nodes, len(res.Best.Faults), res.Best.Nodes, b.Reproduced, b.Runs, o.Reproduced, o.Runs, res.Candidates, res.Replays)
 	for _, f := range res.Best.Faults {
 		fmt.Printf("  %7.3fs %-18s held %.3f s\n", f.At, f.Fault, f.For)
 	}

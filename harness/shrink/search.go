@@ -122,6 +122,8 @@ type Tally struct {
 
 // Result of a shrink.
 type Result struct {
+	// Violation is what the replays had to show, "checker/kind".
+	Violation              string
 	Original, Best         Candidate
 	OriginalTally, BestTal Tally
 	// Reproduced: the original schedule reproduced often enough to be
@@ -180,7 +182,7 @@ func Shrink(ctx context.Context, r Runner, original Candidate, opt Options) (Res
 			original.Faults[i].For = round(max(original.Limit-f.At, 0.001))
 		}
 	}
-	s.res.Original = original
+	s.res.Original, s.res.Violation = original, opt.Violation
 	first := s.limited(original)
 	s.best = first
 	s.res.Reproduced = s.test(first, "original", false)
