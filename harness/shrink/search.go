@@ -345,7 +345,6 @@ func (s *search) test(c Candidate, phase string, all bool) bool {
 		}
 		for inflight < s.opt.Parallel && len(todo) > 0 && !decided() {
 			if s.late(all) {
-				s.outOfBud = true
 				break
 			}
 			i := todo[0]
@@ -374,6 +373,9 @@ func (s *search) test(c Candidate, phase string, all bool) bool {
 		report(true)
 	}
 	s.tallies[key] = t
+	if t.Runs < runs && !decided() {
+		s.outOfBud = true // left undecided, or a cut short of its runs
+	}
 	return t.Reproduced >= need
 }
 
