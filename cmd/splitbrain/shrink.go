@@ -67,6 +67,11 @@ func shrinkCmd(ctx context.Context, args []string) (int, error) {
 		return 0, err
 	}
 	o := res.OriginalTally
+	if !res.Reproduced && res.OutOfBudget {
+		fmt.Printf("splitbrain shrink: the budget ran out before the run's schedule was decided (%s in %d of %d replays so far): nothing shrunk; the same command goes on from its journal\n",
+			res.Violation, o.Reproduced, o.Runs)
+		return exitUnknown, nil
+	}
 	if !res.Reproduced {
 		fmt.Printf("splitbrain shrink: the run's schedule reproduced %s in %d of %d replays, below --reproduce %g: nothing to shrink (a lower --reproduce, or more --runs, may do)\n",
 			res.Violation, o.Reproduced, o.Runs, cfg.Reproduce)

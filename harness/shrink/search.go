@@ -150,13 +150,13 @@ type search struct {
 	outOfBud bool
 }
 
-// Shrink replays original's target with smaller schedules: delta
+// Shrink replays the target of from, the run's own schedule, with smaller schedules: delta
 // debugging over its faults, then shorter holds, then later starts (each
 // fault's heal kept), then fewer nodes, keeping each candidate that
 // reproduces the violation in at least Reproduce of Runs replays. Then it
 // measures the likelihood over time of the best: the share of replays
 // that fail when it is cut after each fault.
-func Shrink(ctx context.Context, r Runner, original Candidate, opt Options) (Result, error) {
+func Shrink(ctx context.Context, r Runner, from Candidate, opt Options) (Result, error) {
 	switch {
 	case opt.Runs < 1:
 		return Result{}, fmt.Errorf("runs must be at least 1, not %d", opt.Runs)
@@ -173,19 +173,19 @@ func Shrink(ctx context.Context, r Runner, original Candidate, opt Options) (Res
 	if opt.Journal == nil {
 		opt.Journal, _ = OpenJournal("")
 	}
-	s := &search{ctx: ctx, run: r, opt: opt, start: opt.Now(), cap: original.Limit, tallies: map[string]Tally{}}
+	s := &search{ctx: ctx, run: r, opt: opt, start: opt.Now(), cap: from.Limit, tallies: map[string]Tally{}}
 	// A fault held until the run's end is held until the original's
 	// limit: the same, and something a shorter hold can be tried against.
-	original.Faults = slices.Clone(original.Faults)
-	for i, f := range original.Faults {
+	from.Faults = slices.Clone(from.Faults)
+	for i, f := range from.Faults {
 		if f.For == 0 {
-			original.Faults[i].For = round(max(original.Limit-f.At, 0.001))
+			from.Faults[i].For = round(max(from.Limit-f.At, 0.001))
 		}
 	}
-	s.res.Original, s.res.Violation = original, opt.Violation
-	first := s.limited(original)
+	s.res.Original, s.res.Violation = from, opt.Violation
+	first := s.limited(from)
 	s.best = first
-	s.res.Reproduced = s.test(first, "original", false)
+	s.res.Reproduced = s.test(first, original, false)
 	s.res.OriginalTally = s.tallies[first.Key()]
 	if s.res.Reproduced {
 		s.shrink()
@@ -276,16 +276,21 @@ func (s *search) likelihood() {
 // need is how many of the replays must reproduce.
 func (s *search) need() int { return int(math.Ceil(s.opt.Reproduce*float64(s.opt.Runs) - 1e-9)) }
 
+// original is the phase of the run's own schedule.
+const original = "original"
+
 // reserved is how many cuts of the best the search leaves time for: a
 // shrink that ends with more faults has its likelihood cut short by the
 // budget.
 const reserved = 3
 
 // late says whether no replay may start now: past the budget, or, in the
-// search, too near it to leave the likelihood its replays.
-func (s *search) late(all bool) bool {
+// search's phases (reserve), too near it to leave the likelihood its
+// replays. The original is always given the whole budget: nothing can be
+// shrunk before it is decided.
+func (s *search) late(reserve bool) bool {
 	left := s.opt.Budget - s.opt.Now().Sub(s.start)
-	if !all && s.spentN > 0 {
+	if reserve && s.spentN > 0 {
 		rounds := math.Ceil(float64(s.opt.Runs*min(len(s.best.Faults), reserved)) / float64(s.opt.Parallel))
 		left -= time.Duration(rounds * s.spent / float64(s.spentN) * float64(time.Second))
 	}
@@ -344,7 +349,7 @@ func (s *search) test(c Candidate, phase string, all bool) bool {
 			cancel()
 		}
 		for inflight < s.opt.Parallel && len(todo) > 0 && !decided() {
-			if s.late(all) {
+			if s.late(!all && phase != original) {
 				break
 			}
 			i := todo[0]

@@ -237,6 +237,12 @@ func TestShrinkStopsAtItsBudget(t *testing.T) {
 	if res.BestTal.Reproduced < 4 || len(res.Best.Faults) >= 12 {
 		t.Errorf("best %s reproduced %d", res.Best, res.BestTal.Reproduced)
 	}
+	// A budget too short to leave the likelihood its time still decides
+	// the original, which nothing can be shrunk without.
+	opt.Budget = 3 * time.Minute
+	if res, _ := Shrink(context.Background(), timed, twelve(), opt); !res.Reproduced || res.OriginalTally.Runs != 4 {
+		t.Errorf("a short budget: the original reproduced %v in %+v", res.Reproduced, res.OriginalTally)
+	}
 }
 
 // At most Parallel replays run at once.
