@@ -239,7 +239,7 @@ func TestShrinkStopsAtItsBudget(t *testing.T) {
 	}
 	// A budget too short to leave the likelihood its time still decides
 	// the original, which nothing can be shrunk without.
-	opt.Budget = 3 * time.Minute
+	opt.Budget, f = 3*time.Minute, &fake{share: 1, t: t}
 	if res, _ := Shrink(context.Background(), timed, twelve(), opt); !res.Reproduced || res.OriginalTally.Runs != 4 {
 		t.Errorf("a short budget: the original reproduced %v in %+v", res.Reproduced, res.OriginalTally)
 	}
