@@ -279,9 +279,9 @@ func (s *search) need() int { return int(math.Ceil(s.opt.Reproduce*float64(s.opt
 // original is the phase of the run's own schedule.
 const original = "original"
 
-// reserved is how many cuts of the best the search leaves time for: a
-// shrink that ends with more faults has its likelihood cut short by the
-// budget.
+// reserved is how many cuts of the best the search leaves time for (at
+// most half the budget): a shrink that ends with more faults has its
+// likelihood cut short by the budget.
 const reserved = 3
 
 // late says whether no replay may start now: past the budget, or, in the
@@ -292,7 +292,7 @@ func (s *search) late(reserve bool) bool {
 	left := s.opt.Budget - s.opt.Now().Sub(s.start)
 	if reserve && s.spentN > 0 {
 		rounds := math.Ceil(float64(s.opt.Runs*min(len(s.best.Faults), reserved)) / float64(s.opt.Parallel))
-		left -= time.Duration(rounds * s.spent / float64(s.spentN) * float64(time.Second))
+		left -= min(time.Duration(rounds*s.spent/float64(s.spentN)*float64(time.Second)), s.opt.Budget/2)
 	}
 	return left <= 0 || s.ctx.Err() != nil
 }
