@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -63,6 +64,11 @@ func shrinkCmd(ctx context.Context, args []string) (int, error) {
 	}
 	cfg.RepoRoot, cfg.TargetsRoot, cfg.Log = root, filepath.Join(root, "targets"), os.Stderr
 	res, shrunk, err := shrink.Run(ctx, cfg)
+	if errors.Is(err, context.Canceled) {
+		fmt.Printf("splitbrain shrink: interrupted after %d replays, each kept in %s: the same command goes on where it stopped\n",
+			res.Replays, filepath.Join(cfg.Out, shrink.JournalFile))
+		return exitUnknown, nil
+	}
 	if err != nil {
 		return 0, err
 	}

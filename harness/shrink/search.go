@@ -307,6 +307,9 @@ type done struct {
 // test replays c until it is decided (all: every run), the journal's
 // outcomes first, and says whether it reproduced often enough.
 func (s *search) test(c Candidate, phase string, all bool) bool {
+	if s.ctx.Err() != nil {
+		return false // killed: nothing more is tried
+	}
 	s.res.Candidates++
 	key, need, runs := c.Key(), s.need(), s.opt.Runs
 	var t Tally
