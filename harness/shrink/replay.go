@@ -42,6 +42,9 @@ func (r *Replays) Replay(ctx context.Context, c Candidate, _ int) (Outcome, erro
 	start := time.Now()
 	out, err := harness.Run(ctx, cfg)
 	if ctx.Err() != nil {
+		if out != nil {
+			sweep(out.Info.ID)
+		}
 		return Outcome{}, ctx.Err() // cut short: not an outcome
 	}
 	o := Outcome{Seconds: time.Since(start).Seconds()}
@@ -52,6 +55,21 @@ func (r *Replays) Replay(ctx context.Context, c Candidate, _ int) (Outcome, erro
 		o.Error = err.Error()
 	}
 	return o, nil
+}
+
+// sweep removes what a replay cut short while it started may have left:
+// a network the Engine was still creating when the run's teardown looked
+// for it (seen once in ten replays cut short).
+func sweep(id string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	d, err := harness.ConnectDocker(ctx)
+	if err != nil {
+		return
+	}
+	defer d.Close()
+	time.Sleep(2 * time.Second) // for the Engine to finish what it was asked
+	d.Remove(ctx, harness.LabelRun+"="+id)
 }
 
 // writeSchedule writes faults as a schedule file at path.
