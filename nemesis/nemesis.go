@@ -122,7 +122,11 @@ func (n *Nemesis) runPaced(ctx context.Context) {
 		if ctx.Err() != nil {
 			return // both were ready: the run's end wins
 		}
-		switch pacer.Step(time.Now(), n.cluster.View()) {
+		// The view first, then the time: every observation in the view
+		// is then no later than the moment the pacer is told, so a
+		// leader's settle is counted from no earlier than it was seen.
+		view := n.cluster.View()
+		switch pacer.Step(time.Now(), view) {
 		case Strike:
 			if len(faults) == 0 {
 				return
