@@ -66,6 +66,10 @@ type Nemesis struct {
 	mu     sync.Mutex
 	active []active
 	taken  Explicit
+	// telling keeps Taken's calls one at a time, each with the schedule
+	// as it stood when it began: the run's end heals while the nemesis
+	// may still be striking, and a file written last must be the newest.
+	telling sync.Mutex
 }
 
 type active struct {
@@ -221,6 +225,8 @@ func (n *Nemesis) tell() {
 	if n.Taken == nil {
 		return
 	}
+	n.telling.Lock()
+	defer n.telling.Unlock()
 	n.mu.Lock()
 	e := Explicit{Faults: slices.Clone(n.taken.Faults)}
 	n.mu.Unlock()
