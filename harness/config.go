@@ -25,6 +25,9 @@ type Config struct {
 	RepoRoot    string
 	TargetsRoot string
 	ResultsDir  string
+	// Schedule, when set, is an explicit schedule file (`--schedule`):
+	// its faults, at its times, instead of --nemesis's.
+	Schedule string
 	// Progress receives the live progress line; nil for none.
 	Progress io.Writer
 }
@@ -41,6 +44,15 @@ func DefaultConfig() Config {
 		ResultsDir:  "results",
 		Progress:    os.Stderr,
 	}
+}
+
+// Command is the `splitbrain run` that repeats the run, with its
+// explicit schedule if it has one.
+func (c Config) Command() string {
+	if c.Schedule == "" {
+		return c.Settings.Command()
+	}
+	return results.ReplayCommand(c.Settings, c.Schedule)
 }
 
 // BadInputError is a configuration the user must fix; the CLI exits 254.

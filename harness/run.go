@@ -186,6 +186,26 @@ func prepare(cfg Config) (*run, error) {
 	if err := m.Fits(cfg.Nodes); err != nil {
 		return nil, badInput("--nodes: %v", err)
 	}
+	var explicit *nemesis.Explicit
+	if cfg.Schedule != "" {
+		if cfg.Schedule, err = filepath.Abs(cfg.Schedule); err != nil {
+			return nil, badInput("--schedule: %v", err)
+		}
+		e, err := nemesis.ReadExplicit(cfg.Schedule)
+		if err != nil {
+			return nil, badInput("--schedule: %v", err)
+		}
+		for i, f := range e.Faults {
+			if dur := time.Duration(f.At * float64(time.Second)); dur >= cfg.TimeLimit {
+				return nil, badInput("--schedule: %s: faults[%d].at_s: %g s is past --time-limit %s", cfg.Schedule, i, f.At, cfg.TimeLimit)
+			}
+		}
+		// The schedule's faults are the run's.
+		explicit, cfg.NemesisInterval, cfg.Nemesis = &e, 0, distinct(e.Names())
+		if len(cfg.Nemesis) == 0 {
+			cfg.Nemesis = []string{"none"}
+		}
+	}
 	groups, err := nemesis.ExpandFor(cfg.Nemesis, len(skewableServices(m, cfg.Nodes)) > 0)
 	if err != nil {
 		return nil, badInput("%v", err)
@@ -220,7 +240,10 @@ func prepare(cfg Config) (*run, error) {
 			strings.Join(blind, ", "), m.Name, targets.ClockNone, targets.ManifestFile))
 	}
 	schedule := nemesis.Paced(names, paceOf(m, promise), cfg.TimeLimit, cfg.Seed)
-	if cfg.NemesisInterval > 0 {
+	switch {
+	case explicit != nil:
+		schedule = nemesis.OfExplicit(*explicit)
+	case cfg.NemesisInterval > 0:
 		schedule = nemesis.Fixed(names, cfg.NemesisInterval, cfg.TimeLimit, cfg.Seed)
 	}
 	if cfg.ResultsDir, err = filepath.Abs(cfg.ResultsDir); err != nil {
@@ -245,6 +268,17 @@ func prepare(cfg Config) (*run, error) {
 			},
 		},
 	}, nil
+}
+
+// distinct is names without repeats, in their first order.
+func distinct(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // Paced faults: a single leader seen for settle makes the cluster ready,
@@ -531,6 +565,16 @@ func (r *run) drive(ctx context.Context) error {
 	guard, stopGuard := r.guard(ctx, start)
 	defer stopGuard()
 	nem.Failed = func(err error) { guard.failed("%v", err) }
+	// What the nemesis does is written down as it does it, so that even
+	// a run killed half-way can be replayed.
+	schedule := filepath.Join(r.dir, results.ScheduleFile)
+	taken := func(e nemesis.Explicit) {
+		if err := results.WriteJSON(schedule, e); err != nil {
+			guard.fail("the schedule could not be written (%v)", err)
+		}
+	}
+	taken(nemesis.Explicit{Faults: []nemesis.Timed{}})
+	nem.Taken = taken
 	go func() {
 		select {
 		case <-rec.Failed():

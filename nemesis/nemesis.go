@@ -4,7 +4,9 @@ package nemesis
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -56,14 +58,20 @@ type Nemesis struct {
 	// Failed, when set, hears of every fault that could not be applied or
 	// healed: a run must not claim a fault that did not happen as planned.
 	Failed func(error)
+	// Taken, when set, hears the explicit schedule of what was done so
+	// far each time a fault is struck or healed, so that a run killed
+	// half-way still tells what it did.
+	Taken func(Explicit)
 
 	mu     sync.Mutex
 	active []active
+	taken  Explicit
 }
 
 type active struct {
 	fault   string
 	applied Applied
+	strike  int // its index in taken
 }
 
 // New returns a nemesis that follows s; faults holds every fault s names.
@@ -80,9 +88,12 @@ func New(s Schedule, faults []Fault, seed uint64, c Cluster, rec *history.Record
 // schedule goes on.
 func (n *Nemesis) Run(ctx context.Context) {
 	defer n.HealAll()
-	if n.schedule.Pace != nil {
+	switch {
+	case n.schedule.Explicit != nil:
+		n.runExplicit(ctx)
+	case n.schedule.Pace != nil:
 		n.runPaced(ctx)
-	} else {
+	default:
 		n.runFixed(ctx)
 	}
 	<-ctx.Done()
@@ -118,7 +129,7 @@ func (n *Nemesis) runPaced(ctx context.Context) {
 			}
 			f := n.faults[faults[0]]
 			faults = faults[1:]
-			n.inject(ctx, f)
+			n.inject(ctx, f, n.rng.Uint64())
 			pacer.Struck(time.Now(), n.schedule.Pace.holdOf(f))
 		case Heal:
 			n.HealAll()
@@ -129,14 +140,8 @@ func (n *Nemesis) runPaced(ctx context.Context) {
 
 // runFixed follows the schedule's timed steps.
 func (n *Nemesis) runFixed(ctx context.Context) {
-	start := time.Now()
 	for _, step := range n.schedule.Steps {
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(time.Until(start.Add(step.At))):
-		}
-		if ctx.Err() != nil {
+		if !n.sleepUntil(ctx, step.At) {
 			return
 		}
 		if step.Heal {
@@ -144,12 +149,44 @@ func (n *Nemesis) runFixed(ctx context.Context) {
 			// be cut short, or its fault would stay in effect.
 			n.HealAll()
 		} else {
-			n.inject(ctx, n.faults[step.Fault])
+			n.inject(ctx, n.faults[step.Fault], n.rng.Uint64())
 		}
 	}
 }
 
-func (n *Nemesis) inject(ctx context.Context, f Fault) {
+// runExplicit strikes and heals each fault of the explicit schedule at
+// its times, aimed as written down.
+func (n *Nemesis) runExplicit(ctx context.Context) {
+	for _, s := range n.schedule.Explicit.Faults {
+		if !n.sleepUntil(ctx, dur(s.At)) {
+			return
+		}
+		n.inject(ctx, n.faults[s.Fault], s.Aim)
+		if s.For == 0 {
+			return // held until the run's end
+		}
+		if !n.sleepUntil(ctx, dur(s.At+s.For)) {
+			return
+		}
+		n.HealAll()
+	}
+}
+
+// sleepUntil waits until run time at, and says whether the run goes on.
+func (n *Nemesis) sleepUntil(ctx context.Context, at time.Duration) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(at - time.Duration(n.rec.Now())):
+	}
+	return ctx.Err() == nil
+}
+
+// aimStream is the PCG stream of a fault's own choices, seeded by its aim.
+const aimStream = 0x41494d // "AIM"
+
+// inject strikes f, its choices seeded by aim, and writes it down.
+func (n *Nemesis) inject(ctx context.Context, f Fault, aim uint64) {
 	// Not cut short by the run's end: a kill the client gave up on may
 	// still be carried out by the daemon after the heal that was to undo
 	// it, and leave the node down for good. A fault begun is finished,
@@ -157,7 +194,7 @@ func (n *Nemesis) inject(ctx context.Context, f Fault) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), healTimeout)
 	defer cancel()
 	sent := n.rec.Now()
-	a, err := f.inject(ctx, n.cluster, n.rng)
+	a, err := f.inject(ctx, n.cluster, rand.New(rand.NewPCG(aim, aimStream)))
 	e := history.Event{Type: history.Nemesis, F: f.Name, Phase: history.Inject, Nodes: a.Nodes, Value: a.What, Sent: sent}
 	if err != nil {
 		e.Error = err.Error()
@@ -166,11 +203,24 @@ func (n *Nemesis) inject(ctx context.Context, f Fault) {
 	n.rec.Record(e)
 	// A fault that failed half-way may still be half in effect: keep its
 	// heal so that the end of the run undoes it.
+	n.mu.Lock()
+	n.taken.Faults = append(n.taken.Faults, Timed{At: seconds(time.Duration(sent)), Fault: f.Name, Aim: aim, Nodes: a.Nodes})
 	if a.Heal != nil {
-		n.mu.Lock()
-		n.active = append(n.active, active{fault: f.Name, applied: a})
-		n.mu.Unlock()
+		n.active = append(n.active, active{fault: f.Name, applied: a, strike: len(n.taken.Faults) - 1})
 	}
+	n.mu.Unlock()
+	n.tell()
+}
+
+// tell hands Taken what was done so far.
+func (n *Nemesis) tell() {
+	if n.Taken == nil {
+		return
+	}
+	n.mu.Lock()
+	e := Explicit{Faults: slices.Clone(n.taken.Faults)}
+	n.mu.Unlock()
+	n.Taken(e)
 }
 
 // Active names the faults in effect, for the progress line; "" for none.
@@ -200,6 +250,13 @@ func (n *Nemesis) heal(ctx context.Context) {
 			n.failed("healed", a.fault, err)
 		}
 		n.rec.Record(e)
+		n.mu.Lock()
+		s := &n.taken.Faults[a.strike]
+		s.For = max(math.Round((seconds(time.Duration(sent))-s.At)*1000)/1000, 0.001)
+		n.mu.Unlock()
+	}
+	if len(todo) > 0 {
+		n.tell()
 	}
 }
 

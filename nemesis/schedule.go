@@ -28,7 +28,14 @@ type Schedule struct {
 	// Pace, when set, strikes each fault once the cluster is ready for it
 	// and heals it once the cluster has reacted (see Pacer).
 	Pace *Pace `json:"pace,omitempty"`
+	// Explicit, when set, strikes each fault at its time, for its time,
+	// aimed as it says (`run --schedule`). It is the schedule file's, not
+	// run.json's: there the run has only its faults.
+	Explicit *Explicit `json:"-"`
 }
+
+// OfExplicit is the schedule that carries out e.
+func OfExplicit(e Explicit) Schedule { return Schedule{Faults: e.Names(), Explicit: &e} }
 
 // Fixed is the schedule of a fixed rhythm: Plan's steps.
 func Fixed(groups [][]string, interval, limit time.Duration, seed uint64) Schedule {

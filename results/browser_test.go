@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/splitbrain/splitbrain/internal/browsertest"
+	"github.com/splitbrain/splitbrain/nemesis"
 )
 
 // TestReportInBrowser opens a report in a real browser from a loopback
@@ -144,4 +145,66 @@ func saveArtifact(t *testing.T, name string, b []byte) {
 		}
 		t.Logf("screenshot: %s", path)
 	}
+}
+
+// A shrunk run's report shows its minimal schedule beside the original,
+// how often it reproduced, the command that replays it, and the
+// likelihood plot, one point per cut.
+func TestShrunkReportInBrowser(t *testing.T) {
+	ctx := browsertest.Open(t)
+	fx := makeFixture(t, t.TempDir(), 2_000)
+	faults := []nemesis.Timed{
+		{At: 1, Fault: "partition-ring", For: 4, Aim: 1, Nodes: []string{"n1", "n2"}},
+		{At: 7, Fault: "kill-one", For: 1, Aim: 2},
+		{At: 12, Fault: "pause-leader", For: 3, Aim: 3},
+	}
+	s := Shrunk{
+		From: "/results/run", Violation: "leader-overlap/overlap",
+		Original:   ShrunkSchedule{Faults: faults, Nodes: 5, TimeLimit: 60, Runs: 5, Reproduced: 5},
+		Minimal:    ShrunkSchedule{Faults: faults[:1], Nodes: 3, TimeLimit: 6, Runs: 5, Reproduced: 4},
+		Command:    "splitbrain run --target=raft --schedule=/results/shrunk/minimal.json",
+		Likelihood: []Cut{{After: 0, Runs: 5, Failed: 0}, {After: 1, At: 5, Runs: 5, Failed: 4}},
+		Candidates: 9, Replays: 30, Seconds: 600,
+	}
+	if err := WriteJSON(filepath.Join(fx.dir, ShrinkFile), s); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJSON(filepath.Join(fx.dir, ScheduleFile), nemesis.Explicit{Faults: faults[:1]}); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteReport(fx.dir, fx.info, fx.report, fx.history); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.FileServer(http.Dir(fx.dir)))
+	defer srv.Close()
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(srv.URL+"/"+ReportFile),
+		chromedp.WaitVisible(chromedp.CSS("#shrink svg.likelihood")),
+	); err != nil {
+		t.Fatal(err)
+	}
+	tables := browsertest.Eval[string](t, ctx, `[...document.querySelectorAll("#shrink table.schedule")].map(t => t.caption.textContent.split(":")[0] + "=" + (t.rows.length - 1)).join(",")`)
+	if tables != "minimal=1,original=3" {
+		t.Errorf("schedule tables %q, want the minimal's 1 fault beside the original's 3", tables)
+	}
+	if got := browsertest.Eval[int](t, ctx, `document.querySelectorAll("#shrink svg.likelihood circle.cut").length`); got != 2 {
+		t.Errorf("%d points in the likelihood plot, want one per cut", got)
+	}
+	text := browsertest.Eval[string](t, ctx, `document.getElementById("shrink").textContent`)
+	for _, want := range []string{"4 of 5", s.Command, "leader-overlap/overlap"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the shrink section does not say %q", want)
+		}
+	}
+	if got := browsertest.Eval[bool](t, ctx, `document.querySelector("#shrink svg.likelihood").getBoundingClientRect().height > 50`); !got {
+		t.Error("the likelihood plot is not drawn")
+	}
+	if got := browsertest.Eval[string](t, ctx, `document.querySelector("#summary").textContent`); !strings.Contains(got, "--schedule=") {
+		t.Error("the summary says no replay command")
+	}
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	saveArtifact(t, "shrunk-report.png", shot)
 }

@@ -31,6 +31,7 @@ var funcs = template.FuncMap{
 	// A verdict reads in words, not only in colour.
 	"verdict": checkers.Validity.String,
 	"secs":    secs,
+	"s":       func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + " s" },
 	"css":     func() template.CSS { return template.CSS(reportCSS) },
 	"js":      func() template.JS { return template.JS(reportJS) },
 }
@@ -57,6 +58,14 @@ type page struct {
 	Harness    harnessView
 	Files      []fileLink
 	CutShort   []history.CutShort // lines left out of the judgment
+	// Replay carries out the run's schedule again: its schedule.json
+	// with its settings ("" for a run of an older splitbrain, which has
+	// none).
+	Replay string
+	// Shrunk is how `splitbrain shrink` found this run's schedule, in the
+	// folder it ends with; Likelihood its plot.
+	Shrunk     *Shrunk
+	Likelihood template.HTML
 }
 
 type checkerRow struct {
@@ -127,6 +136,20 @@ func WriteReport(dir string, info Info, report checkers.Report, h []history.Even
 	p.Avail = availOf(info, cfg, report, tl)
 	p.Harness = harnessOf(info)
 	p.Files = files(dir)
+	if _, err := os.Stat(filepath.Join(dir, ScheduleFile)); err == nil {
+		abs, err := filepath.Abs(filepath.Join(dir, ScheduleFile))
+		if err != nil {
+			return err
+		}
+		p.Replay = ReplayCommand(cfg, abs)
+	}
+	shrunk, err := ReadShrunk(dir)
+	if err != nil {
+		return err
+	}
+	if shrunk != nil {
+		p.Shrunk, p.Likelihood = shrunk, likelihoodPlot(shrunk.Likelihood)
+	}
 	return writeTemplate(filepath.Join(dir, ReportFile), reportTmpl, p)
 }
 

@@ -128,3 +128,10 @@ func (s Settings) Command() string {
 	}
 	return strings.Join(parts, " ")
 }
+
+// ReplayCommand is the `splitbrain run` that carries out the explicit
+// schedule file schedule with settings s: a run's own schedule.json
+// replays the run.
+func ReplayCommand(s Settings, schedule string) string {
+	return s.Command() + " --schedule=" + schedule
+}

@@ -21,6 +21,7 @@ const (
 	HistoryFile  = "history.jsonl"
 	ResourceFile = "resource.jsonl"
 	ResultsFile  = "results.json"
+	ScheduleFile = "schedule.json" // the faults as they were carried out: nemesis.Explicit
 	ReportFile   = "report.html"
 	LogsDir      = "logs"
 	LatestLink   = "latest"

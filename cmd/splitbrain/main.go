@@ -43,7 +43,10 @@ const usage = `usage:
   splitbrain conform --target T|--target-dir PATH [--nodes 3] [--junit FILE]
                                     start a target with no fault and check the node API's rules, one line each;
                                     exit 0 only if every rule holds: the first command a target's author runs
+                 [--schedule FILE]  the faults of an explicit schedule (a run's schedule.json), at its times
   splitbrain analyze RUN_DIR        re-check a stored run
+  splitbrain shrink RUN_DIR [--runs 5] [--reproduce 0.8] [--budget 20m] [--parallel 2] [--violation CHECKER/KIND] [--out DIR]
+                                    the smallest schedule that still reproduces the run's violation, by replays
   splitbrain serve [--addr 127.0.0.1:8080] [--results DIR]
   splitbrain targets                list targets and what each promises
   splitbrain suite FILE [--shard I/N] [--parallel N] [--stop-on-violation] [--junit FILE] [--results DIR]
@@ -79,6 +82,8 @@ func run(args []string) int {
 		code, err = conformCmd(ctx, args[1:])
 	case "analyze":
 		code, err = analyzeCmd(args[1:])
+	case "shrink":
+		code, err = shrinkCmd(ctx, args[1:])
 	case "serve":
 		code, err = serveCmd(ctx, args[1:])
 	case "targets":
@@ -97,7 +102,7 @@ func run(args []string) int {
 		fmt.Println(usage)
 		return exitValid
 	default:
-		err = badInput("unknown command %q (run, conform, analyze, serve, targets, suite, merge, prune, images, clean)", args[0])
+		err = badInput("unknown command %q (run, conform, analyze, shrink, serve, targets, suite, merge, prune, images, clean)", args[0])
 	}
 	if errors.Is(err, errHelp) {
 		return exitValid
@@ -116,7 +121,7 @@ func run(args []string) int {
 func help(fs *flag.FlagSet) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "usage: splitbrain %s [flags]", fs.Name())
-	b.WriteString(map[string]string{"analyze": " RUN_DIR", "suite": " FILE", "merge": " SHARD_DIR..."}[fs.Name()])
+	b.WriteString(map[string]string{"analyze": " RUN_DIR", "shrink": " RUN_DIR", "suite": " FILE", "merge": " SHARD_DIR..."}[fs.Name()])
 	b.WriteString("\n\nflags:\n")
 	fs.SetOutput(&b)
 	fs.PrintDefaults()
@@ -187,6 +192,7 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 	res := fs.String("resource", string(cfg.Resource), "strict or unfenced")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the workload and the nemesis schedule")
 	fs.StringVar(&cfg.ResultsDir, "results", cfg.ResultsDir, "results folder")
+	fs.StringVar(&cfg.Schedule, "schedule", "", "an explicit schedule file (a run's schedule.json): its faults at its times, instead of --nemesis's")
 	fs.BoolVar(&cfg.StopOnViolation, "stop-on-violation", false, "end the run at the first violation its history shows as it is written, then heal, tear down and judge the whole history")
 	stopOn := fs.String("stop-on", "", "with --stop-on-violation: stop once each of these checkers found one ("+strings.Join(harness.Watched, ", ")+")")
 	junit := fs.String("junit", "", "write a JUnit XML report of the run to this file")
@@ -276,6 +282,9 @@ func summarize(out *harness.Outcome) {
 	}
 	if out.Info.Interrupted {
 		fmt.Println("  interrupted: the verdict covers the history recorded until the stop")
+	}
+	if _, err := os.Stat(filepath.Join(out.Dir, results.ScheduleFile)); err == nil {
+		fmt.Printf("  replay: %s\n", results.ReplayCommand(out.Info.Config, filepath.Join(out.Dir, results.ScheduleFile)))
 	}
 	fmt.Printf("  report: %s\n", filepath.Join(out.Dir, results.ReportFile))
 }
