@@ -156,6 +156,7 @@ var catalogue = func() map[string]Fault {
 	add(clockRate)
 	add(clockSlowLeader)
 	add(clockDriftLeader)
+	add(clockFastService)
 	add(Fault{Name: "packet-delay", Kind: Packet, Family: "packet"})
 	add(Fault{Name: "packet-loss", Kind: Packet, Family: "packet"})
 	return m
@@ -354,12 +355,22 @@ var clockBump = Fault{Name: "clock-bump", Kind: Clock, Family: "clock", inject: 
 // clockService bumps the clock of one service container whose clock can
 // be skewed: a Redis whose keys expire by its wall clock, say.
 var clockService = Fault{Name: "clock-service", Kind: Clock, OnServices: true, Family: "clock", inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
-	services := c.SkewableServices()
-	if len(services) == 0 {
-		return Applied{}, errors.New("clock-service: no service container's clock can be skewed")
+	services, err := skewableServices(c, rng)
+	if err != nil {
+		return Applied{}, fmt.Errorf("clock-service: %w", err)
 	}
 	return bump(ctx, c, []string{services[rng.IntN(len(services))]}, rng)
 }}
+
+// skewableServices are the service containers whose clocks can be skewed,
+// an error when there are none.
+func skewableServices(c Cluster, _ *rand.Rand) ([]string, error) {
+	services := c.SkewableServices()
+	if len(services) == 0 {
+		return nil, errors.New("no service container's clock can be skewed")
+	}
+	return services, nil
+}
 
 // bump jumps each clock of nodes by its own random skew.
 func bump(ctx context.Context, c Cluster, nodes []string, rng *rand.Rand) (Applied, error) {
@@ -399,21 +410,39 @@ var clockRate = Fault{Name: "clock-rate", Kind: Clock, Family: "clock", inject: 
 // other nodes keep true time. clockDriftLeader slows them by 5-20% only:
 // between the two lies the ratio a lease tolerates (its length over the
 // time its holder allows itself to renew), so a row can show an overlap
-// past it and none below it. Named, not drawn by the clock family, whose
-// rates go both ways over every node.
+// past it and none below it. clockFastService runs every service
+// container whose clock can be skewed 4 to 8 times fast: a store that
+// expires leases by its own clock (etcd) ends them before their holders'
+// keep-alives, sent at a fraction of the lease, reach it. Named, not
+// drawn by the clock family, whose rates go both ways over every node.
 var (
-	clockSlowLeader  = leaderRate("clock-slow-leader", 1.0/8, 1.0/4)
-	clockDriftLeader = leaderRate("clock-drift-leader", 0.8, 0.95)
+	clockSlowLeader  = rateFault("clock-slow-leader", false, theLeader, 1.0/8, 1.0/4)
+	clockDriftLeader = rateFault("clock-drift-leader", false, theLeader, 0.8, 0.95)
+	clockFastService = rateFault("clock-fast-service", true, skewableServices, 4, 8)
 )
 
-// leaderRate runs the leader's clocks at a rate drawn between lo and hi.
-func leaderRate(name string, lo, hi float64) Fault {
-	return Fault{Name: name, Kind: Clock, Family: "clock", inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
-		node := leaderOr(c, rng)
+// rateFault runs the clocks of the containers who picks at one rate drawn
+// between lo and hi.
+func rateFault(name string, onServices bool, who func(Cluster, *rand.Rand) ([]string, error), lo, hi float64) Fault {
+	return Fault{Name: name, Kind: Clock, OnServices: onServices, Family: "clock", inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
+		nodes, err := who(c, rng)
+		if err != nil {
+			return Applied{}, fmt.Errorf("%s: %w", name, err)
+		}
 		rate := lo + rng.Float64()*(hi-lo)
 		skew := contract.Skew{Rate: rate, Since: time.Now().UnixNano()}
-		return setClocks(ctx, c, []string{node}, map[string]contract.Skew{node: skew}, fmt.Sprintf("clock rate: %s at %.2fx", node, rate))
+		skews := make(map[string]contract.Skew, len(nodes))
+		for _, n := range nodes {
+			skews[n] = skew
+		}
+		return setClocks(ctx, c, nodes, skews, fmt.Sprintf("clock rate: %s at %.2fx", strings.Join(nodes, ", "), rate))
 	}}
+}
+
+// theLeader is the current leader alone, or a random node when none is
+// known.
+func theLeader(c Cluster, rng *rand.Rand) ([]string, error) {
+	return []string{leaderOr(c, rng)}, nil
 }
 
 // clockStrobe flips the clocks between a jump and true time every period

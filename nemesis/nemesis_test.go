@@ -91,6 +91,8 @@ func TestTaxonomy(t *testing.T) {
 		"partition-service":     {Partition, true, "service"},
 		"clock-bump":            {Clock, false, "clock"},
 		"clock-service":         {Clock, true, "clock"},
+		"clock-fast-service":    {Clock, true, "clock"},
+		"clock-slow-leader":     {Clock, false, "clock"},
 		"packet-loss":           {Packet, false, "packet"},
 	} {
 		f, ok := Lookup(name)
@@ -261,5 +263,38 @@ func TestClockServiceSkewsAService(t *testing.T) {
 	}
 	if _, err := catalogue["clock-service"].inject(ctx, &services{}, rand.New(rand.NewPCG(1, 2))); err == nil {
 		t.Error("skewed a service that cannot be")
+	}
+}
+
+// rates is services keeping each container's last skew.
+type rates struct {
+	services
+	skews map[string]contract.Skew
+}
+
+func (c *rates) SetClock(_ context.Context, n string, s contract.Skew) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.skews[n] = s
+	return nil
+}
+
+// clock-fast-service runs the services whose clocks can be skewed, and
+// no other container, at one rate of 4-8x, and heals them to true time.
+func TestClockFastServiceRunsServicesFast(t *testing.T) {
+	ctx := context.Background()
+	c := &rates{services: services{services: []string{"etcd-1", "etcd-2"}}, skews: map[string]contract.Skew{}}
+	a, err := catalogue["clock-fast-service"].inject(ctx, c, rand.New(rand.NewPCG(1, 2)))
+	if err != nil || !slices.Equal(a.Nodes, []string{"etcd-1"}) {
+		t.Fatalf("%+v %v", a, err)
+	}
+	if s := c.skews["etcd-1"]; len(c.skews) != 1 || s.Rate < 4 || s.Rate > 8 || s.Offset != 0 {
+		t.Errorf("skews %+v, want etcd-1 alone at 4-8x", c.skews)
+	}
+	if err := a.Heal(ctx); err != nil || c.skews["etcd-1"] != (contract.Skew{}) {
+		t.Errorf("healed to %+v (%v), want true time", c.skews["etcd-1"], err)
+	}
+	if _, err := catalogue["clock-fast-service"].inject(ctx, &services{}, rand.New(rand.NewPCG(1, 2))); err == nil {
+		t.Error("ran a service fast that cannot be")
 	}
 }
