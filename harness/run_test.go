@@ -153,6 +153,9 @@ func TestContainerThatNeverBecomesReady(t *testing.T) {
 		{"testdata/zk-no-heap", []string{"never became healthy", "heap"}, 8 * time.Second},
 	} {
 		t.Run(filepath.Base(tc.dir), func(t *testing.T) {
+			// Each waits out its start timeout on a network of its own:
+			// side by side, not one after another.
+			t.Parallel()
 			cfg := testConfig(t)
 			cfg.TargetDir = tc.dir
 			cfg.StartTimeout = tc.start
