@@ -1,4 +1,4 @@
-// Package harness runs one test end to end: config, images, containers, workload, nemesis, history, verdict and teardown.
+// Package harness runs a target in containers in three steps: up (images, network, resource, services, nodes), drive (workload, observer and nemesis into a history), down (logs, teardown).
 package harness
 
 import (

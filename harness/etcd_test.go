@@ -8,6 +8,7 @@ import (
 
 	"github.com/splitbrain/splitbrain/checkers"
 	"github.com/splitbrain/splitbrain/harness"
+	"github.com/splitbrain/splitbrain/harness/record"
 )
 
 // Every node a real etcd member: a leader killed, and one cut off from
@@ -81,7 +82,7 @@ func TestEtcdElectionNaiveIsCaught(t *testing.T) {
 func TestEtcdUnknownRelease(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.TargetDir = "testdata/etcd-unknown-release"
-	out, err := harness.Run(context.Background(), cfg)
+	out, err := record.Run(context.Background(), cfg)
 	if !harness.IsBadInput(err) || !strings.Contains(err.Error(), "etcd v3.6.999") {
 		t.Fatalf("want bad input naming etcd v3.6.999, got %v", err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/splitbrain/splitbrain/checkers"
 	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/harness"
+	"github.com/splitbrain/splitbrain/harness/record"
 	"github.com/splitbrain/splitbrain/history"
 	"github.com/splitbrain/splitbrain/results"
 )
@@ -111,7 +112,7 @@ func TestBrokenEnvironmentFailsTheRun(t *testing.T) {
 				byHand(t, runID, c.container, c.do)
 				acted = time.Now()
 			})
-			out, err := harness.Run(context.Background(), cfg)
+			out, err := record.Run(context.Background(), cfg)
 			<-done
 			if !harness.IsEnvironment(err) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("the run ended with %v, want a harness failure that says %q", err, c.want)
@@ -158,7 +159,7 @@ func TestFullDiskFailsTheRun(t *testing.T) {
 	cfg.Nemesis = []string{"none"}
 	cfg.TimeLimit = 2 * time.Minute
 	began := time.Now()
-	out, err := harness.Run(context.Background(), cfg)
+	out, err := record.Run(context.Background(), cfg)
 	if !harness.IsEnvironment(err) || !strings.Contains(err.Error(), "no space left on device") {
 		t.Fatalf("the run ended with %v, want a harness failure for the full disk", err)
 	}
@@ -263,7 +264,7 @@ func TestEngineGoneFailsTheRun(t *testing.T) {
 		time.Sleep(time.Second)
 		p.listen(t)
 	})
-	out, err := harness.Run(context.Background(), cfg)
+	out, err := record.Run(context.Background(), cfg)
 	<-done
 	const want = "the Docker Engine stopped answering"
 	if !harness.IsEnvironment(err) || !strings.Contains(err.Error(), want) {

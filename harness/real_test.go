@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/splitbrain/splitbrain/harness"
+	"github.com/splitbrain/splitbrain/harness/record"
 	"github.com/splitbrain/splitbrain/history"
 )
 
@@ -21,10 +22,10 @@ import (
 // Each is a run of its own, on a network of its own: they run two at a
 // time (go test's -parallel, GOMAXPROCS), once every serial test is done,
 // as the catalogue runs several at once.
-func runReal(t *testing.T, cfg harness.Config, system string, logs map[string]string) *harness.Outcome {
+func runReal(t *testing.T, cfg harness.Config, system string, logs map[string]string) *record.Outcome {
 	t.Helper()
 	t.Parallel()
-	out, err := harness.Run(context.Background(), cfg)
+	out, err := record.Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,29 +3,22 @@ package harness
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
 	"net/netip"
 	"os"
 	"path/filepath"
-	"runtime"
-	"runtime/debug"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/splitbrain/splitbrain/checkers"
 	"github.com/splitbrain/splitbrain/contract"
-	"github.com/splitbrain/splitbrain/history"
 	"github.com/splitbrain/splitbrain/internal/parallel"
 	"github.com/splitbrain/splitbrain/nemesis"
 	"github.com/splitbrain/splitbrain/results"
 	"github.com/splitbrain/splitbrain/targets"
-	"github.com/splitbrain/splitbrain/workloads"
 )
 
 // Ports inside the containers.
@@ -35,14 +28,102 @@ const resourcePort = 7000
 // repository root.
 const resourceMain = "./workloads/resource/cmd/resource"
 
-// Outcome is what a finished run leaves: its folder, run.json and verdict.
-type Outcome struct {
-	Dir    string
-	Info   results.Info
-	Report checkers.Report
+// Run is one run of a target in three steps: Up starts its cluster, Drive
+// breaks it under the workload into a history, Down tears it down. New
+// checks and plans it first. Judging the history and keeping the run are
+// the caller's (harness/record does both).
+type Run struct{ r *run }
+
+// New checks cfg and plans the run (its target, promise, faults, schedule
+// and id) before anything starts: a mistake there is a BadInputError. It
+// then connects to the Docker Engine, whose version Info notes. From here
+// the caller must call Down once, whatever Up and Drive return.
+func New(ctx context.Context, cfg Config) (*Run, error) {
+	r, err := prepare(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if r.docker, err = ConnectDocker(ctx); err != nil {
+		return nil, err
+	}
+	r.docker.Progress = cfg.Progress
+	r.info.Started = time.Now().UTC()
+	r.info.Versions.Engine = r.docker.EngineVersion(ctx)
+	return &Run{r: r}, nil
 }
 
-// run carries one run's state from phase to phase.
+// Up builds the run's images and starts its cluster as the target's
+// manifest describes it: a network of its own, the resource, the
+// target's services and nodes, every node healthy. dir is the run's
+// folder, which the caller made: the resource's decision log and the
+// clock files go there, Drive's history and Down's logs too. When Up
+// fails, what it started is still running until Down.
+func (u *Run) Up(ctx context.Context, dir string) error {
+	u.r.dir = dir
+	if err := u.r.buildImages(ctx); err != nil {
+		return err
+	}
+	return u.r.startCluster(ctx)
+}
+
+// Drive runs the workload, the observer and the nemesis on the cluster Up
+// started for the time limit, writing the history as it happens, heals
+// every fault and lets the workload run on for the quiet period. Ctrl-C
+// ends it early, with ctx's error; the history so far is kept. An
+// EnvironmentError says the environment broke under the run, whose
+// history may still prove a violation.
+func (u *Run) Drive(ctx context.Context) error { return u.r.drive(ctx) }
+
+// Down saves every container's log into the run's folder, then removes
+// every container and network of the run and closes the connection to
+// the Engine, even when ctx was cancelled (by the Ctrl-C that may have
+// brought the caller here).
+func (u *Run) Down(ctx context.Context) error {
+	defer u.r.docker.Close()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 60*time.Second)
+	defer cancel()
+	return u.r.teardown(ctx)
+}
+
+// ID names the run: its containers carry it in their LabelRun label.
+func (u *Run) ID() string { return u.r.info.ID }
+
+// Config is the run's, as New checked and completed it: the target's
+// name, absolute paths, an explicit schedule's faults.
+func (u *Run) Config() Config { return u.r.cfg }
+
+// Promise is what the run is judged by: --promise, or the target's own.
+func (u *Run) Promise() contract.Promise { return u.r.promise }
+
+// Manifest is the target's, as read and checked.
+func (u *Run) Manifest() targets.Manifest { return u.r.manifest }
+
+// Info is run.json as far as the steps taken so far know it.
+func (u *Run) Info() results.Info {
+	info := u.r.info
+	info.Notes = slices.Clone(info.Notes)
+	return info
+}
+
+// Starts times the containers' starts, each from the history's start
+// (they come before it: negative), or from now for a run that never
+// began its workload.
+func (u *Run) Starts() checkers.Timing {
+	if u.r.cluster == nil {
+		return checkers.Timing{}
+	}
+	return u.r.cluster.startTiming(cmp.Or(u.r.origin, time.Now()))
+}
+
+// Nodes, NodeURL and ResourceURL reach the cluster Up started, on the
+// run's network, for a caller that questions the nodes itself.
+func (u *Run) Nodes() []string { return u.r.cluster.Nodes() }
+
+func (u *Run) NodeURL(node string) string { return u.r.cluster.NodeURL(node) }
+
+func (u *Run) ResourceURL() string { return u.r.cluster.ResourceURL() }
+
+// run carries one run's state from step to step.
 type run struct {
 	cfg      Config
 	manifest targets.Manifest
@@ -59,264 +140,6 @@ type run struct {
 	// faketime is the host folder of libfaketime's companions, which
 	// containers whose clocks it skews mount; "" for a target with none.
 	faketime string
-}
-
-// Run performs one test: build, start, drive and break the cluster, tear it
-// down, check the history. Whatever happens, every container and network of
-// the run is removed before Run returns. A run folder is left behind from
-// the moment the cluster starts, even when the run fails.
-func Run(ctx context.Context, cfg Config) (*Outcome, error) {
-	r, err := prepare(cfg)
-	if err != nil {
-		return nil, err
-	}
-	if r.docker, err = ConnectDocker(ctx); err != nil {
-		return nil, err
-	}
-	defer r.docker.Close()
-	r.docker.Progress = cfg.Progress
-
-	began := time.Now()
-	store := results.Store{Root: r.cfg.ResultsDir}
-	if r.dir, err = store.Create(r.info.ID); err != nil {
-		return nil, err
-	}
-	r.info.Started = began.UTC()
-	r.info.Versions.Engine = r.docker.EngineVersion(ctx)
-	// run.json goes first, so that the history of a run whose controller
-	// is killed can still be analyzed: it holds the promise to judge by.
-	if err := results.WriteJSON(filepath.Join(r.dir, results.RunFile), r.info); err != nil {
-		return nil, err
-	}
-
-	runErr := r.execute(ctx)
-	if errors.Is(runErr, context.Canceled) {
-		r.info.Interrupted, runErr = true, nil
-	}
-	// A run whose environment broke during its workload is judged all
-	// the same: what it recorded until then may already prove a violation.
-	broken := IsEnvironment(runErr)
-	if runErr != nil {
-		r.info.Error = runErr.Error()
-	}
-	var (
-		report checkers.Report
-		events []history.Event
-	)
-	if runErr == nil || broken {
-		checkStart := time.Now()
-		report, events, err = results.Analyze(r.dir, r.promise, r.cfg.ObserveInterval, r.cfg.CheckOptions(), r.info.Error)
-		r.info.Faults = checkers.Faults(events)
-		r.info.Notes = append(r.info.Notes, lateFaults(r.info.Faults)...)
-		r.info.Timings.Check = time.Since(checkStart).Seconds()
-		switch {
-		case err != nil && broken:
-			// The disk that failed the run may fail its judgment too:
-			// the failure stays the reason.
-			runErr = errors.Join(runErr, fmt.Errorf("judging the history: %v", err))
-			r.info.Error = runErr.Error()
-		case err != nil:
-			runErr = err
-			r.info.Error = err.Error()
-		case broken && report.Valid == checkers.Invalid:
-			// The violations stand, and the verdict with them; run.json
-			// and results.json say the failure beside them.
-			runErr = nil
-		}
-	} else {
-		// Not judged, but what was recorded is still drawn (none if the
-		// history cannot be read).
-		events, _ = history.ReadFile(filepath.Join(r.dir, results.HistoryFile), history.ReadEvents)
-	}
-	r.info.HarnessTiming = r.harnessTiming(events)
-	r.info.Timings.Total = time.Since(began).Seconds()
-	if err := results.WriteJSON(filepath.Join(r.dir, results.RunFile), r.info); err != nil && runErr == nil {
-		runErr = err
-	}
-	// A failed run gets a report too: it says what failed, and the index
-	// links to it.
-	if err := results.WriteReport(r.dir, r.info, report, events); err != nil && runErr == nil {
-		runErr = err
-	}
-	if err := store.SetLatest(r.info.ID); err != nil && runErr == nil {
-		runErr = err
-	}
-	if err := results.WriteIndex(store); err != nil && runErr == nil {
-		runErr = err
-	}
-	return &Outcome{Dir: r.dir, Info: r.info, Report: report}, runErr
-}
-
-// harnessTiming times the harness's own actions: those history h holds,
-// and the containers' starts before it, which a run that never began its
-// workload times before now.
-func (r *run) harnessTiming(h []history.Event) checkers.HarnessTiming {
-	t := checkers.HarnessTimingOf(h, r.cfg.ObserveInterval, r.cfg.Rate)
-	if r.cluster != nil {
-		zero := r.origin
-		if zero.IsZero() {
-			zero = time.Now()
-		}
-		t.Starts = r.cluster.startTiming(zero)
-	}
-	return t
-}
-
-// prepare checks everything the user gave before anything is started.
-func prepare(cfg Config) (*run, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	var (
-		m   targets.Manifest
-		err error
-	)
-	if cfg.TargetDir != "" {
-		m, err = targets.Load(cfg.TargetDir)
-	} else {
-		m, err = targets.Find(cfg.TargetsRoot, cfg.Target)
-	}
-	if err != nil {
-		return nil, badInput("%v", err)
-	}
-	promise, err := contract.ParsePromise(cmp.Or(cfg.Promise, m.Promise))
-	if err != nil {
-		return nil, badInput("--promise: %v", err)
-	}
-	if err := m.Fits(cfg.Nodes); err != nil {
-		return nil, badInput("--nodes: %v", err)
-	}
-	var explicit *nemesis.Explicit
-	if cfg.Schedule != "" {
-		if cfg.Schedule, err = filepath.Abs(cfg.Schedule); err != nil {
-			return nil, badInput("--schedule: %v", err)
-		}
-		e, err := nemesis.ReadExplicit(cfg.Schedule)
-		if err != nil {
-			return nil, badInput("--schedule: %v", err)
-		}
-		for i, f := range e.Faults {
-			if dur := time.Duration(f.At * float64(time.Second)); dur >= cfg.TimeLimit {
-				return nil, badInput("--schedule: %s: faults[%d].at_s: %g s is past --time-limit %s", cfg.Schedule, i, f.At, cfg.TimeLimit)
-			}
-		}
-		// The schedule's faults are the run's.
-		explicit, cfg.NemesisInterval, cfg.Nemesis = &e, 0, distinct(e.Names())
-		if len(cfg.Nemesis) == 0 {
-			cfg.Nemesis = []string{"none"}
-		}
-	}
-	groups, err := nemesis.ExpandFor(cfg.Nemesis, len(skewableServices(m, cfg.Nodes)) > 0)
-	if err != nil {
-		return nil, badInput("%v", err)
-	}
-	var (
-		faults []nemesis.Fault
-		names  = make([][]string, len(groups))
-		blind  []string // clock faults on nodes that read no clock
-		notes  []string
-	)
-	for i, g := range groups {
-		for _, f := range g {
-			if f.OnServices && len(m.Services) == 0 {
-				return nil, badInput("--nemesis %s: target %s has no service containers (services in its %s)", f.Name, m.Name, targets.ManifestFile)
-			}
-			if f.Kind == nemesis.Clock && !f.OnServices && m.Clock == targets.ClockNone {
-				blind = append(blind, f.Name)
-			}
-			if f.Kind == nemesis.Clock && f.OnServices && len(skewableServices(m, cfg.Nodes)) == 0 {
-				return nil, badInput("--nemesis %s: no service of target %s has clock: %s or %s in its %s", f.Name, m.Name, targets.ClockFaketime, targets.ClockProcess, targets.ManifestFile)
-			}
-			// A family names a fault once per unit of its weight: the
-			// plan draws from the names, the nemesis needs each fault once.
-			if !slices.ContainsFunc(faults, func(g nemesis.Fault) bool { return g.Name == f.Name }) {
-				faults = append(faults, f)
-			}
-			names[i] = append(names[i], f.Name)
-		}
-	}
-	if len(blind) > 0 {
-		notes = append(notes, fmt.Sprintf("%s reach nothing in target %s: its nodes read no clock that can be skewed (clock: %s in its %s), so they prove nothing here",
-			strings.Join(blind, ", "), m.Name, targets.ClockNone, targets.ManifestFile))
-	}
-	schedule := nemesis.Paced(names, paceOf(m, promise), cfg.TimeLimit, cfg.Seed)
-	switch {
-	case explicit != nil:
-		schedule = nemesis.OfExplicit(*explicit)
-	case cfg.NemesisInterval > 0:
-		schedule = nemesis.Fixed(names, cfg.NemesisInterval, cfg.TimeLimit, cfg.Seed)
-	}
-	if cfg.ResultsDir, err = filepath.Abs(cfg.ResultsDir); err != nil {
-		return nil, badInput("--results: %v", err)
-	}
-	cfg.Target = m.Name
-	return &run{
-		cfg: cfg, manifest: m, promise: promise, faults: faults, schedule: schedule, secret: rand.Text(),
-		info: results.Info{
-			Format:   results.Format,
-			Schedule: schedule,
-			Notes:    notes,
-			ID:       newRunID(m.Name),
-			Command:  cfg.Command(),
-			Target:   m.Name,
-			Promise:  promise.String(),
-			Config:   cfg.Settings,
-			Seed:     cfg.Seed,
-			Versions: results.Versions{
-				Splitbrain: version(),
-				Go:         runtime.Version(),
-			},
-		},
-	}, nil
-}
-
-// distinct is names without repeats, in their first order.
-func distinct(names []string) []string {
-	var out []string
-	for _, n := range names {
-		if !slices.Contains(out, n) {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-// Paced faults: a single leader seen for settle makes the cluster ready,
-// and a fault the cluster reacted to is kept for linger beyond any overlap
-// the promise bounds, long enough for a new leader to write and for an
-// overlap to outlast the bound; a pause of nodes until a new leader
-// writes, for linger at most (see nemesis.Pace's Thaw).
-const (
-	settle = time.Second
-	linger = time.Second
-)
-
-// paceOf paces the faults on target m, judged by promise p: each healed
-// once the target reacted, or after the reaction time its manifest
-// declares, and the next struck once the cluster settled, or after that
-// time again if it never does.
-func paceOf(m targets.Manifest, p contract.Promise) nemesis.Pace {
-	return nemesis.Pace{Settle: settle, Wait: m.Reaction + settle, React: m.Reaction, Hold: p.Bound + linger, Thaw: linger}
-}
-
-// execute is the part of a run that holds containers; teardown always runs.
-func (r *run) execute(ctx context.Context) (err error) {
-	defer func() {
-		// Teardown must not be cut short by the Ctrl-C that may have
-		// brought us here.
-		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 60*time.Second)
-		defer cancel()
-		if terr := r.teardown(tctx); terr != nil {
-			err = errors.Join(err, terr)
-		}
-	}()
-	if err := r.buildImages(ctx); err != nil {
-		return err
-	}
-	if err := r.startCluster(ctx); err != nil {
-		return err
-	}
-	return r.drive(ctx)
 }
 
 // Images of a run: the target's nodes and services, the resource, and the
@@ -484,216 +307,6 @@ func (r *run) nodeEnv(node string) map[string]string {
 	return env
 }
 
-// quiet lets the workload run on after the final heal for the quiet
-// period and, while no single leader is seen, on until the recovery
-// timeout has passed since the heal or since a single leader was last
-// seen, so that the history can prove a recovery, its absence, or a
-// leader lost for good after it, instead of ending too soon to tell.
-func (r *run) quiet(ctx context.Context, obs *workloads.Observer, broken <-chan struct{}) {
-	healed := time.Now()
-	lastSingle, lastAny := healed, healed
-	covered := r.cfg.RecoveryTimeout + 2*r.cfg.ObserveInterval
-	for {
-		now := time.Now()
-		// As the availability checker counts: a single leader by fresh
-		// answers alone could be a second one whose answer is late.
-		leading := obs.Leading()
-		if leading == 1 {
-			lastSingle = now
-		}
-		if leading > 0 {
-			lastAny = now
-		}
-		// A stretch with no leader at all is judged as a leader lost for
-		// good only once it outlasts the bound: one that began after two
-		// leaders were last seen is waited out too, so that the history
-		// decides it.
-		noSingleForLong := now.Sub(lastSingle) > covered && (leading > 0 || now.Sub(lastAny) > covered)
-		if (leading == 1 && now.Sub(healed) >= r.cfg.QuietPeriod) || noSingleForLong {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-broken:
-			// What the history shows from here is the breakage, not the
-			// target.
-			return
-		case <-time.After(r.cfg.ObserveInterval):
-		}
-	}
-}
-
-// drive runs the workload, the observer and the nemesis for the time limit,
-// heals every fault, lets the workload run on for the quiet period, and
-// stops. Ctrl-C ends it early; the history so far is kept.
-func (r *run) drive(ctx context.Context) error {
-	r.origin = time.Now()
-	rec, err := history.NewRecorder(filepath.Join(r.dir, results.HistoryFile), r.origin)
-	if err != nil {
-		return err
-	}
-	defer rec.Close()
-	start := time.Now()
-
-	obs := workloads.NewObserver(r.cluster, rec, r.cfg.ObserveInterval)
-	fresh := 4 * r.cfg.ObserveInterval
-	r.cluster.leader = func() string {
-		n, _ := obs.Leader(fresh)
-		return n
-	}
-	writer := workloads.NewWriter(workloads.Config{
-		Rate: r.cfg.Rate, Concurrency: r.cfg.Concurrency, Keys: r.cfg.Keys,
-		ReadShare: r.cfg.ReadShare, Timeout: r.cfg.OpTimeout, Seed: r.cfg.Seed,
-	}, r.cluster, rec)
-	r.cluster.view = func() nemesis.View {
-		v := nemesis.View{}
-		wrote := writer.Wrote(fresh)
-		for n, leads := range obs.Beliefs(fresh) {
-			switch {
-			case leads && wrote[n]:
-				v[n] = nemesis.Writes
-			case leads:
-				v[n] = nemesis.Leads
-			default:
-				v[n] = nemesis.Follows
-			}
-		}
-		return v
-	}
-	nem := nemesis.New(r.schedule, r.faults, r.cfg.Seed, r.cluster, rec)
-	guard, stopGuard := r.guard(ctx, start)
-	defer stopGuard()
-	nem.Failed = func(err error) { guard.failed("%v", err) }
-	// What the nemesis does is written down as it does it, so that even
-	// a run killed half-way can be replayed.
-	schedule := filepath.Join(r.dir, results.ScheduleFile)
-	taken := func(e nemesis.Explicit) {
-		if err := results.WriteJSON(schedule, e); err != nil {
-			guard.fail("the schedule could not be written (%v)", err)
-		}
-	}
-	taken(nemesis.Explicit{Faults: []nemesis.Timed{}})
-	nem.Taken = taken
-	go func() {
-		select {
-		case <-rec.Failed():
-			guard.fail("the history could not be written (%v)", rec.Err())
-		case <-guard.Broken():
-		}
-	}()
-
-	workCtx, stopWork := context.WithCancel(ctx)
-	nemCtx, stopNemesis := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	for _, f := range []func(context.Context){obs.Run, writer.Run} {
-		wg.Add(1)
-		go func() { defer wg.Done(); f(workCtx) }()
-	}
-	nemDone := make(chan struct{})
-	go func() { defer close(nemDone); nem.Run(nemCtx) }()
-	progress := startProgress(r.cfg, start, writer, obs, nem)
-	foot := startFootprint(start, footprintEvery, rec)
-
-	var violation <-chan results.StoppedEarly
-	if r.cfg.StopOnViolation {
-		violation = r.watch(workCtx, start)
-	}
-	select {
-	case <-ctx.Done():
-	case <-time.After(r.cfg.TimeLimit):
-	case <-guard.Broken():
-	case v := <-violation:
-		// Ended as the time limit would end it: the fault in effect is
-		// healed and the quiet period shows whether the cluster recovers,
-		// so that the verdict is the one the whole run would reach.
-		r.info.StoppedEarly = &v
-		r.info.Notes = append(r.info.Notes, fmt.Sprintf("stopped early: %s found a violation %.1f s into the run, which ended there instead of at its time limit of %s; the verdict judges the whole history, healed and quiet",
-			strings.Join(v.Checkers, ", "), v.At, r.cfg.TimeLimit))
-	}
-	stopNemesis()
-	<-nemDone // every fault healed
-	if guard.err() == nil {
-		r.quiet(ctx, obs, guard.Broken())
-	}
-	stopWork()
-	wg.Wait()
-	progress.stop()
-	r.info.Controller = foot.stop()
-	r.noteDown(ctx)
-
-	elapsed := time.Since(start).Seconds()
-	t := &r.info.Timings
-	t.Workload = elapsed
-	t.RequestedRate = r.cfg.Rate
-	t.AchievedRate = float64(writer.Stats.Issued.Load()) / elapsed
-	t.CompletedRate = float64(writer.Stats.OK.Load()+writer.Stats.Fail.Load()) / elapsed
-	t.OpsOK, t.OpsFailed, t.OpsUnknown = writer.Stats.OK.Load(), writer.Stats.Fail.Load(), writer.Stats.Info.Load()
-	t.OpsNotIssued = writer.Stats.Asked.Load() - writer.Stats.Issued.Load()
-	t.Events = rec.Count()
-	if err := rec.Close(); err != nil {
-		guard.fail("the history could not be written (%v)", err)
-	}
-	stopGuard()
-	return cmp.Or(guard.err(), ctx.Err())
-}
-
-// guard starts watching the run's containers for what breaks the run
-// under it; stop ends the watch, before teardown removes them.
-func (r *run) guard(ctx context.Context, start time.Time) (g *guard, stop func()) {
-	g = newGuard(start)
-	c := r.cluster
-	for _, name := range append(slices.Clone(c.nodes), c.services...) {
-		g.watch(c.ids[name], c.kind(name), false)
-	}
-	g.watch(c.ids["resource"], "the resource", true)
-	for node, id := range c.sidecars {
-		g.watch(id, node+"'s packet-filter sidecar", true)
-	}
-	// A clock sidecar dies with the PID namespace it joined, when its
-	// node or member exits, which may be the target's doing: its death is
-	// judged as theirs.
-	for name, id := range c.clockSidecars {
-		g.watch(id, name+"'s clock sidecar", false)
-	}
-	c.guard = g
-	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	msgs, errs := r.docker.Events(ctx, r.info.ID)
-	done := make(chan struct{})
-	go func() { defer close(done); g.follow(ctx, msgs, errs) }()
-	var once sync.Once
-	return g, func() {
-		once.Do(func() {
-			if g.onlySymptom() {
-				time.Sleep(2 * grace) // for the Engine's account of the cause
-			}
-			cancel()
-			<-done
-		})
-	}
-}
-
-// noteDown says which containers were down when the run ended, after
-// every fault was healed and every killed container started again: they
-// exited on their own (a server that crashed, an agent whose server did)
-// and took the target's ability to recover with them, which the verdict
-// alone would not tell.
-func (r *run) noteDown(ctx context.Context) {
-	ctx = context.WithoutCancel(ctx)
-	for _, name := range append(slices.Clone(r.cluster.nodes), r.cluster.services...) {
-		id := r.cluster.ids[name]
-		exited, code := r.docker.Exited(ctx, id)
-		if !exited {
-			continue
-		}
-		note := fmt.Sprintf("%s was down when the run ended: it exited on its own, with code %d", r.cluster.kind(name), code)
-		if logs, err := r.docker.Logs(ctx, id); err == nil && len(logs) > 0 {
-			note += "; its log ends: " + strings.Join(strings.Split(tail(logs, 3), "\n"), " | ")
-		}
-		r.info.Notes = append(r.info.Notes, note)
-	}
-}
-
 // teardown saves every container's log, then removes everything labelled
 // with the run's id, whether or not this process still knows about it.
 func (r *run) teardown(ctx context.Context) error {
@@ -731,22 +344,4 @@ func (r *run) teardown(ctx context.Context) error {
 	}
 	r.info.Timings.Teardown = time.Since(start).Seconds()
 	return errors.Join(errs...)
-}
-
-func newRunID(target string) string {
-	var b [3]byte
-	_, _ = rand.Read(b[:])
-	return time.Now().UTC().Format("20060102T150405") + "-" + target + "-" + hex.EncodeToString(b[:])
-}
-
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
-				return s.Value
-			}
-		}
-		return bi.Main.Version
-	}
-	return "unknown"
 }

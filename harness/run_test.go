@@ -12,6 +12,7 @@ import (
 	"github.com/splitbrain/splitbrain/checkers"
 	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/harness"
+	"github.com/splitbrain/splitbrain/harness/record"
 	"github.com/splitbrain/splitbrain/history"
 	"github.com/splitbrain/splitbrain/results"
 )
@@ -116,7 +117,7 @@ func TestRaftUnderFaultsIsValid(t *testing.T) {
 func TestUnfencedResourceRunsAndReports(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.Resource = contract.Unfenced
-	out, err := harness.Run(context.Background(), cfg)
+	out, err := record.Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +160,7 @@ func TestContainerThatNeverBecomesReady(t *testing.T) {
 			cfg := testConfig(t)
 			cfg.TargetDir = tc.dir
 			cfg.StartTimeout = tc.start
-			out, err := harness.Run(context.Background(), cfg)
+			out, err := record.Run(context.Background(), cfg)
 			if err == nil {
 				t.Fatal("a crashing target ran")
 			}
@@ -179,7 +180,7 @@ func TestContainerThatNeverBecomesReady(t *testing.T) {
 func TestImageThatFailsToBuild(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.TargetDir = "testdata/uncompilable"
-	out, err := harness.Run(context.Background(), cfg)
+	out, err := record.Run(context.Background(), cfg)
 	if err == nil || !strings.Contains(err.Error(), "undefinedFunctionOfABrokenTarget") {
 		t.Fatalf("want the compiler's complaint in the error, got %v", err)
 	}
@@ -191,7 +192,7 @@ func TestImageThatFailsToBuild(t *testing.T) {
 func TestJavaThatFailsToCompile(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.TargetDir = "testdata/uncompilable-java"
-	out, err := harness.Run(context.Background(), cfg)
+	out, err := record.Run(context.Background(), cfg)
 	if !harness.IsBadInput(err) {
 		t.Fatalf("want bad input, got %v", err)
 	}
@@ -208,7 +209,7 @@ func TestJavaThatFailsToCompile(t *testing.T) {
 func TestJavaWithAMissingJar(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.TargetDir = "testdata/missing-jar"
-	out, err := harness.Run(context.Background(), cfg)
+	out, err := record.Run(context.Background(), cfg)
 	if !harness.IsBadInput(err) || !strings.Contains(err.Error(), "no /usr/share/java/curator-nonexistent.jar among the jars of the Debian packages") ||
 		strings.Contains(err.Error(), "curator-recipes.jar,") {
 		t.Fatalf("want bad input naming the missing jar alone, got %v", err)
@@ -235,12 +236,15 @@ func TestBadInputStartsNothing(t *testing.T) {
 			cfg := harness.DefaultConfig()
 			cfg.RepoRoot, cfg.TargetsRoot, cfg.ResultsDir = "..", "../targets", t.TempDir()
 			mutate(&cfg)
-			out, err := harness.Run(context.Background(), cfg)
+			run, err := harness.New(context.Background(), cfg)
 			if !harness.IsBadInput(err) {
 				t.Fatalf("want bad input, got %v", err)
 			}
-			if out != nil {
-				t.Errorf("bad input produced a run: %s", out.Dir)
+			if run != nil {
+				t.Errorf("bad input produced a run: %s", run.ID())
+			}
+			if entries, _ := os.ReadDir(cfg.ResultsDir); len(entries) > 0 {
+				t.Errorf("bad input left %s in the results folder", entries[0].Name())
 			}
 		})
 	}
@@ -258,7 +262,7 @@ func TestPausedLeaderIsCaughtOnlyWithoutFence(t *testing.T) {
 			// One pause, from 4 s to 6 s: long enough for a new leader to
 			// be elected and to write to every key before the old one wakes.
 			cfg.NemesisInterval, cfg.TimeLimit = 4*time.Second, 8*time.Second
-			out, err := harness.Run(context.Background(), cfg)
+			out, err := record.Run(context.Background(), cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -285,7 +289,7 @@ func TestContainerDownAtTheEnd(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.TargetDir = "testdata/quitting-service"
 	cfg.Nemesis = []string{"none"}
-	out, err := harness.Run(context.Background(), cfg)
+	out, err := record.Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

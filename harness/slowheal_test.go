@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/splitbrain/splitbrain/checkers"
-	"github.com/splitbrain/splitbrain/harness"
+	"github.com/splitbrain/splitbrain/harness/record"
 	"github.com/splitbrain/splitbrain/history"
 	"github.com/splitbrain/splitbrain/results"
 )
@@ -69,7 +69,7 @@ func TestSlowHealIsTheHarnessLate(t *testing.T) {
 	cfg.TimeLimit = 4 * time.Second // one kill, at 2 s, healed at 3 s
 	cfg.RecoveryTimeout = 100 * time.Millisecond
 	done := duringWorkload(t, cfg.ResultsDir, 0, func(string) { engine.armed.Store(true) })
-	out, err := harness.Run(context.Background(), cfg)
+	out, err := record.Run(context.Background(), cfg)
 	<-done
 	if err != nil {
 		t.Fatal(err)

@@ -14,7 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/splitbrain/splitbrain/checkers"
-	"github.com/splitbrain/splitbrain/harness"
+	"github.com/splitbrain/splitbrain/harness/record"
 	"github.com/splitbrain/splitbrain/internal/browsertest"
 	"github.com/splitbrain/splitbrain/results"
 )
@@ -100,13 +100,13 @@ func TestShortSoak(t *testing.T) {
 }
 
 // storedRun reads back the one run stored under root.
-func storedRun(t *testing.T, root string) harness.Outcome {
+func storedRun(t *testing.T, root string) record.Outcome {
 	t.Helper()
 	entries, err := os.ReadDir(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out harness.Outcome
+	var out record.Outcome
 	for _, e := range entries {
 		if e.IsDir() && e.Type()&fs.ModeSymlink == 0 && out.Dir == "" {
 			out.Dir = filepath.Join(root, e.Name())

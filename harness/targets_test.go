@@ -10,6 +10,7 @@ import (
 
 	"github.com/splitbrain/splitbrain/checkers"
 	"github.com/splitbrain/splitbrain/harness"
+	"github.com/splitbrain/splitbrain/harness/record"
 )
 
 // copyTree copies the regular files below src to dst.
@@ -35,9 +36,9 @@ func copyTree(t *testing.T, src, dst string) {
 }
 
 // runValid runs cfg and wants a valid verdict with nothing left behind.
-func runValid(t *testing.T, cfg harness.Config) *harness.Outcome {
+func runValid(t *testing.T, cfg harness.Config) *record.Outcome {
 	t.Helper()
-	out, err := harness.Run(context.Background(), cfg)
+	out, err := record.Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func runValid(t *testing.T, cfg harness.Config) *harness.Outcome {
 
 // assertFaultsTookEffect fails unless each fault named was injected, and
 // every fault of the run took effect without an error.
-func assertFaultsTookEffect(t *testing.T, out *harness.Outcome, faults []string) {
+func assertFaultsTookEffect(t *testing.T, out *record.Outcome, faults []string) {
 	t.Helper()
 	injected := map[string]bool{}
 	for _, f := range out.Info.Faults {
@@ -152,7 +153,7 @@ func TestServiceTarget(t *testing.T) {
 	cfg.Nemesis = []string{"kill-service", "pause-service", "partition-service"}
 	cfg.TimeLimit = 10 * time.Second
 	cfg.NemesisInterval = 3 * time.Second
-	out, err := harness.Run(context.Background(), cfg)
+	out, err := record.Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/splitbrain/splitbrain/checkers"
 	"github.com/splitbrain/splitbrain/harness"
+	"github.com/splitbrain/splitbrain/harness/record"
 )
 
 // A run that watches its history stops at a planted violation (two nodes
@@ -21,7 +22,7 @@ func TestStopOnViolationKeepsTheVerdict(t *testing.T) {
 
 	full := cfg
 	full.TimeLimit = 6 * time.Second
-	whole, err := harness.Run(context.Background(), full)
+	whole, err := record.Run(context.Background(), full)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +31,7 @@ func TestStopOnViolationKeepsTheVerdict(t *testing.T) {
 	early := cfg
 	early.TimeLimit = 60 * time.Second
 	early.StopOnViolation = true
-	stopped, err := harness.Run(context.Background(), early)
+	stopped, err := record.Run(context.Background(), early)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +50,7 @@ func TestStopOnViolationKeepsTheVerdict(t *testing.T) {
 	if whole.Info.StoppedEarly != nil {
 		t.Error("a run not asked to stop early stopped")
 	}
-	for _, out := range []*harness.Outcome{whole, stopped} {
+	for _, out := range []*record.Outcome{whole, stopped} {
 		if out.Report.Valid != checkers.Invalid {
 			t.Fatalf("%s: %s, want invalid", out.Info.ID, out.Report.Valid)
 		}

@@ -56,28 +56,44 @@ func Run(ctx context.Context, cfg harness.Config) (Report, error) {
 	cfg.Resource = contract.Strict // a refusal (fenced-412) needs the fence
 	rep := Report{Target: cmp.Or(cfg.Target, filepath.Base(cfg.TargetDir)), Nodes: cfg.Nodes, Started: time.Now().UTC()}
 	began := time.Now()
-	up, err := harness.Up(ctx, cfg)
+	run, err := harness.New(ctx, cfg)
 	if err != nil {
 		return rep, err
 	}
-	m := up.Manifest()
-	rep.Target, rep.Run = m.Name, up.ID()
+	m := run.Manifest()
+	rep.Target, rep.Run = m.Name, run.ID()
+	// The containers' logs go to a folder of their own, kept only when a
+	// rule failed.
+	dir, err := results.Store{Root: os.TempDir()}.Create(run.ID())
+	if err != nil {
+		return rep, errors.Join(err, run.Down(ctx))
+	}
+	obs, err := observeUp(ctx, cfg, run, dir, began)
+	err = errors.Join(err, run.Down(ctx))
+	rep.Took = time.Since(began)
+	if err != nil {
+		return rep, errors.Join(err, os.RemoveAll(dir))
+	}
+	rep.Results = Judge(obs)
+	if rep.Holds() {
+		return rep, os.RemoveAll(dir)
+	}
+	rep.Logs = filepath.Join(dir, results.LogsDir)
+	return rep, nil
+}
+
+// observeUp starts run's cluster in dir and observes it. Cut short by
+// ctx, it says so (context.Canceled), whichever step it cut.
+func observeUp(ctx context.Context, cfg harness.Config, run *harness.Run, dir string, began time.Time) (Observation, error) {
+	if err := run.Up(ctx, dir); err != nil {
+		return Observation{}, cmp.Or(ctx.Err(), err)
+	}
+	m := run.Manifest()
 	if cfg.Progress != nil {
 		fmt.Fprintf(cfg.Progress, "conform: %s: %d nodes healthy after %.1f s; observing them for up to %s\n",
 			m.Name, cfg.Nodes, time.Since(began).Seconds(), m.Reaction+watchFor)
 	}
-	obs, err := observe(ctx, up, m.Reaction)
-	err = errors.Join(err, up.Down(ctx))
-	rep.Took = time.Since(began)
-	if err != nil {
-		return rep, errors.Join(err, os.RemoveAll(up.Dir()))
-	}
-	rep.Results = Judge(obs)
-	if rep.Holds() {
-		return rep, os.RemoveAll(up.Dir())
-	}
-	rep.Logs = filepath.Join(up.Dir(), results.LogsDir)
-	return rep, nil
+	return observe(ctx, run, m.Reaction)
 }
 
 // Suite is the report as a suite of one case per rule, for a JUnit

@@ -12,10 +12,10 @@ import (
 
 	"github.com/splitbrain/splitbrain/checkers"
 	"github.com/splitbrain/splitbrain/harness"
+	"github.com/splitbrain/splitbrain/harness/record"
 	"github.com/splitbrain/splitbrain/history"
 	"github.com/splitbrain/splitbrain/nemesis"
 	"github.com/splitbrain/splitbrain/results"
-	"github.com/splitbrain/splitbrain/targets"
 )
 
 // Replays is the Runner of real runs: the run's target and settings, with
@@ -40,7 +40,7 @@ func (r *Replays) Replay(ctx context.Context, c Candidate, _ int) (Outcome, erro
 	}
 	cfg.Schedule = path
 	start := time.Now()
-	out, err := harness.Run(ctx, cfg)
+	out, err := record.Run(ctx, cfg)
 	if ctx.Err() != nil {
 		if out != nil {
 			sweep(out.Info.ID)
@@ -169,7 +169,7 @@ func Run(ctx context.Context, cfg Config) (Result, string, error) {
 		}
 	}
 	base := harness.Config{Settings: info.Config, RepoRoot: cfg.RepoRoot, TargetsRoot: cfg.TargetsRoot}
-	m, err := manifest(base)
+	m, err := base.Manifest()
 	if err != nil {
 		return Result{}, "", bad("%v", err)
 	}
@@ -195,14 +195,6 @@ func Run(ctx context.Context, cfg Config) (Result, string, error) {
 	}
 	dir, err := shrunkFolder(cfg, res, time.Since(began))
 	return res, dir, err
-}
-
-// manifest is the target's manifest, for the nodes it can run on.
-func manifest(c harness.Config) (targets.Manifest, error) {
-	if c.TargetDir != "" {
-		return targets.Load(c.TargetDir)
-	}
-	return targets.Find(c.TargetsRoot, c.Target)
 }
 
 // shrunkFolder copies a replay of the best schedule that reproduced into

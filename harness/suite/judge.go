@@ -12,6 +12,7 @@ import (
 	"github.com/splitbrain/splitbrain/checkers"
 	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/harness"
+	"github.com/splitbrain/splitbrain/harness/record"
 	"github.com/splitbrain/splitbrain/results"
 )
 
@@ -63,7 +64,7 @@ func list(names []string) string {
 
 // Record is what case c's run came to, against what it had to find.
 // err is the harness's failure, if the run failed.
-func Record(c Case, out *harness.Outcome, err error, took time.Duration) results.Case {
+func Record(c Case, out *record.Outcome, err error, took time.Duration) results.Case {
 	rc := results.Case{
 		Index: c.Index, Name: c.Name(), Row: c.RowName(), Target: c.Target,
 		Expect: c.Row.Expected(), Command: c.Config.Command(), Seconds: took.Seconds(),
@@ -121,7 +122,7 @@ func unknowns(rep checkers.Report) string {
 
 // Single is the record of one `splitbrain run`, a suite of one run that
 // must be valid, for its JUnit report.
-func Single(cfg harness.Config, out *harness.Outcome, err error, took time.Duration) results.Suite {
+func Single(cfg harness.Config, out *record.Outcome, err error, took time.Duration) results.Suite {
 	target := cmp.Or(cfg.Target, filepath.Base(cfg.TargetDir))
 	if out != nil {
 		target = out.Info.Target

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/splitbrain/splitbrain/harness"
+	"github.com/splitbrain/splitbrain/harness/record"
 	"github.com/splitbrain/splitbrain/results"
 )
 
@@ -47,7 +47,7 @@ func (r Runner) Run(ctx context.Context, cases []Case) []results.Case {
 				}
 				mu.Unlock()
 				began := time.Now()
-				out, err := harness.Run(ctx, c.Config)
+				out, err := record.Run(ctx, c.Config)
 				rec := Record(c, out, err, time.Since(began))
 				mu.Lock()
 				recs[at[c.Index]] = &rec

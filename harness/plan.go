@@ -1,0 +1,206 @@
+package harness
+
+import (
+	"cmp"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/splitbrain/splitbrain/contract"
+	"github.com/splitbrain/splitbrain/nemesis"
+	"github.com/splitbrain/splitbrain/results"
+	"github.com/splitbrain/splitbrain/targets"
+)
+
+// prepare checks everything the user gave before anything is started, and
+// plans the run: its target, promise, faults and schedule.
+func prepare(cfg Config) (*run, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	m, err := cfg.Manifest()
+	if err != nil {
+		return nil, badInput("%v", err)
+	}
+	promise, err := contract.ParsePromise(cmp.Or(cfg.Promise, m.Promise))
+	if err != nil {
+		return nil, badInput("--promise: %v", err)
+	}
+	if err := m.Fits(cfg.Nodes); err != nil {
+		return nil, badInput("--nodes: %v", err)
+	}
+	explicit, err := readSchedule(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	p, err := planFaults(cfg, m)
+	if err != nil {
+		return nil, err
+	}
+	schedule := nemesis.Paced(p.names, paceOf(m, promise), cfg.TimeLimit, cfg.Seed)
+	switch {
+	case explicit != nil:
+		schedule = nemesis.OfExplicit(*explicit)
+	case cfg.NemesisInterval > 0:
+		schedule = nemesis.Fixed(p.names, cfg.NemesisInterval, cfg.TimeLimit, cfg.Seed)
+	}
+	if cfg.ResultsDir, err = filepath.Abs(cfg.ResultsDir); err != nil {
+		return nil, badInput("--results: %v", err)
+	}
+	cfg.Target = m.Name
+	return &run{
+		cfg: cfg, manifest: m, promise: promise, faults: p.faults, schedule: schedule, secret: rand.Text(),
+		info: results.Info{
+			Format:   results.Format,
+			Schedule: schedule,
+			Notes:    p.notes,
+			ID:       newRunID(m.Name),
+			Command:  cfg.Command(),
+			Target:   m.Name,
+			Promise:  promise.String(),
+			Config:   cfg.Settings,
+			Seed:     cfg.Seed,
+			Versions: results.Versions{
+				Splitbrain: version(),
+				Go:         runtime.Version(),
+			},
+		},
+	}, nil
+}
+
+// Manifest reads the target c names: the one in TargetDir, or the one
+// named Target under TargetsRoot.
+func (c Config) Manifest() (targets.Manifest, error) {
+	if c.TargetDir != "" {
+		return targets.Load(c.TargetDir)
+	}
+	return targets.Find(c.TargetsRoot, c.Target)
+}
+
+// readSchedule reads the explicit schedule cfg names, if it names one, and
+// makes its faults the run's; nil when cfg names none.
+func readSchedule(cfg *Config) (*nemesis.Explicit, error) {
+	if cfg.Schedule == "" {
+		return nil, nil
+	}
+	var err error
+	if cfg.Schedule, err = filepath.Abs(cfg.Schedule); err != nil {
+		return nil, badInput("--schedule: %v", err)
+	}
+	e, err := nemesis.ReadExplicit(cfg.Schedule)
+	if err != nil {
+		return nil, badInput("--schedule: %v", err)
+	}
+	for i, f := range e.Faults {
+		if dur := time.Duration(f.At * float64(time.Second)); dur >= cfg.TimeLimit {
+			return nil, badInput("--schedule: %s: faults[%d].at_s: %g s is past --time-limit %s", cfg.Schedule, i, f.At, cfg.TimeLimit)
+		}
+	}
+	cfg.NemesisInterval, cfg.Nemesis = 0, distinct(e.Names())
+	if len(cfg.Nemesis) == 0 {
+		cfg.Nemesis = []string{"none"}
+	}
+	return &e, nil
+}
+
+// faultPlan is what the run's --nemesis comes to on its target: each
+// fault once, the names the schedule draws from (a group per family,
+// a fault once per unit of its weight), and notes on faults that reach
+// nothing there.
+type faultPlan struct {
+	faults []nemesis.Fault
+	names  [][]string
+	notes  []string
+}
+
+// planFaults expands cfg's --nemesis for target m, refusing a fault the
+// target has nothing to strike with.
+func planFaults(cfg Config, m targets.Manifest) (faultPlan, error) {
+	skewable := len(skewableServices(m, cfg.Nodes)) > 0
+	groups, err := nemesis.ExpandFor(cfg.Nemesis, skewable)
+	if err != nil {
+		return faultPlan{}, badInput("%v", err)
+	}
+	p := faultPlan{names: make([][]string, len(groups))}
+	var blind []string // clock faults on nodes that read no clock
+	for i, g := range groups {
+		for _, f := range g {
+			if f.OnServices && len(m.Services) == 0 {
+				return faultPlan{}, badInput("--nemesis %s: target %s has no service containers (services in its %s)", f.Name, m.Name, targets.ManifestFile)
+			}
+			if f.Kind == nemesis.Clock && !f.OnServices && m.Clock == targets.ClockNone {
+				blind = append(blind, f.Name)
+			}
+			if f.Kind == nemesis.Clock && f.OnServices && !skewable {
+				return faultPlan{}, badInput("--nemesis %s: no service of target %s has clock: %s or %s in its %s", f.Name, m.Name, targets.ClockFaketime, targets.ClockProcess, targets.ManifestFile)
+			}
+			// A family names a fault once per unit of its weight: the
+			// plan draws from the names, the nemesis needs each fault once.
+			if !slices.ContainsFunc(p.faults, func(g nemesis.Fault) bool { return g.Name == f.Name }) {
+				p.faults = append(p.faults, f)
+			}
+			p.names[i] = append(p.names[i], f.Name)
+		}
+	}
+	if len(blind) > 0 {
+		p.notes = append(p.notes, fmt.Sprintf("%s reach nothing in target %s: its nodes read no clock that can be skewed (clock: %s in its %s), so they prove nothing here",
+			strings.Join(blind, ", "), m.Name, targets.ClockNone, targets.ManifestFile))
+	}
+	return p, nil
+}
+
+// distinct is names without repeats, in their first order.
+func distinct(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Paced faults: a single leader seen for settle makes the cluster ready,
+// and a fault the cluster reacted to is kept for linger beyond any overlap
+// the promise bounds, long enough for a new leader to write and for an
+// overlap to outlast the bound; a pause of nodes until a new leader
+// writes, for linger at most (see nemesis.Pace's Thaw).
+const (
+	settle = time.Second
+	linger = time.Second
+)
+
+// paceOf paces the faults on target m, judged by promise p: each healed
+// once the target reacted, or after the reaction time its manifest
+// declares, and the next struck once the cluster settled, or after that
+// time again if it never does.
+func paceOf(m targets.Manifest, p contract.Promise) nemesis.Pace {
+	return nemesis.Pace{Settle: settle, Wait: m.Reaction + settle, React: m.Reaction, Hold: p.Bound + linger, Thaw: linger}
+}
+
+// newRunID names a run of target: when it began, the target, and random
+// hex that keeps runs begun in the same second apart.
+func newRunID(target string) string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return time.Now().UTC().Format("20060102T150405") + "-" + target + "-" + hex.EncodeToString(b[:])
+}
+
+// version is the commit splitbrain was built from, for run.json.
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				return s.Value
+			}
+		}
+		return bi.Main.Version
+	}
+	return "unknown"
+}
