@@ -13,6 +13,11 @@ import (
 	"github.com/splitbrain/splitbrain/harness/conform"
 )
 
+// conformUsage is the usage of `splitbrain conform`.
+const conformUsage = `  splitbrain conform --target T|--target-dir PATH [--nodes 3] [--junit FILE]
+                                    start a target with no fault and check the node API's rules, one line each;
+                                    exit 0 only if every rule holds: the first command a target's author runs`
+
 // conformCmd starts a target with no fault and checks every rule of the
 // node API the checkers rely on, a line for each: exit 0 when every rule
 // holds, 1 when one does not.

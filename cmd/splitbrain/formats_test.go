@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -68,7 +69,7 @@ func TestAnalyzeEveryFormat(t *testing.T) {
 func TestAnalyzeNewerFormat(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, results.RunFile), []byte(fmt.Sprintf(`{"format":%d,"id":"r","schedule":"of the future"}`, results.Format+1)), 0o644)
-	_, err := analyzeCmd([]string{dir})
+	_, err := analyzeCmd(context.Background(), []string{dir})
 	if msg := oneLine(err); err == nil || msg != err.Error() || !strings.HasSuffix(msg, "upgrade splitbrain") || strings.Contains(msg, "not a run folder") {
 		t.Errorf("analyze of a newer format: %v, want one line saying to upgrade", err)
 	}

@@ -2,27 +2,19 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"syscall"
-	"time"
 
-	"github.com/splitbrain/splitbrain/checkers"
-	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/harness"
-	"github.com/splitbrain/splitbrain/harness/suite"
-	"github.com/splitbrain/splitbrain/history"
 	"github.com/splitbrain/splitbrain/results"
 	"github.com/splitbrain/splitbrain/targets"
 )
@@ -36,28 +28,51 @@ const (
 	exitFailed   = 255
 )
 
-const usage = `usage:
-  splitbrain run --target raft|--target-dir PATH [--promise P] [--nodes 5] [--time-limit 60s] [--nemesis partition,pause,kill,clock] [--nemesis-interval D]
-                 [--rate 100] [--concurrency 10] [--resource strict|unfenced] [--seed N] [--results DIR]
-                 [--stop-on-violation [--stop-on CHECKERS]] [--junit FILE]
-  splitbrain conform --target T|--target-dir PATH [--nodes 3] [--junit FILE]
-                                    start a target with no fault and check the node API's rules, one line each;
-                                    exit 0 only if every rule holds: the first command a target's author runs
-                 [--schedule FILE]  the faults of an explicit schedule (a run's schedule.json), at its times
-  splitbrain analyze RUN_DIR        re-check a stored run
-  splitbrain shrink RUN_DIR [--runs 5] [--reproduce 0.8] [--budget 20m] [--parallel 2] [--violation CHECKER/KIND] [--out DIR]
-                                    the smallest schedule that still reproduces the run's violation, by replays
-  splitbrain serve [--addr 127.0.0.1:8080] [--results DIR]
-  splitbrain targets                list targets and what each promises
-  splitbrain suite FILE [--shard I/N] [--parallel N] [--stop-on-violation] [--junit FILE] [--results DIR]
-                   [--target T] [--family F] [--expect valid|invalid] [--runs N] [--seed N] [--time-limit D] [--table]
-                                    run a suite (targets/catalogue.yaml is one); exit 0 only if every run reached its verdict
-  splitbrain merge --results DIR [--junit FILE] SHARD_DIR...
-                                    join the results folders of a suite's shards into one
-  splitbrain prune [--keep N] [--older-than D] [--results DIR]
-                                    remove stored runs beyond the newest N, or older than D
-  splitbrain images [--target T]    make the cached images targets stand on (Debian packages, etcd; without --target, the tests' too) ahead of a run
-  splitbrain clean                  remove every container and network a run left behind`
+// command is one of splitbrain's commands.
+type command struct {
+	name string
+	// operands follow the flags in its --help: " RUN_DIR".
+	operands string
+	// usage is its entry in splitbrain's usage, beside its code.
+	usage string
+	do    func(ctx context.Context, args []string) (int, error)
+}
+
+// commands are splitbrain's, in the order a newcomer meets them. A
+// function, not a table: each command's help looks itself up in it.
+func commands() []command {
+	return []command{
+		{"run", "", runUsage, runCmd},
+		{"conform", "", conformUsage, conformCmd},
+		{"analyze", " RUN_DIR", analyzeUsage, analyzeCmd},
+		{"shrink", " RUN_DIR", shrinkUsage, shrinkCmd},
+		{"serve", "", serveUsage, serveCmd},
+		{"targets", "", targetsUsage, targetsCmd},
+		{"suite", " FILE", suiteUsage, suiteCmd},
+		{"merge", " SHARD_DIR...", mergeUsage, mergeCmd},
+		{"prune", "", pruneUsage, pruneCmd},
+		{"images", "", imagesUsage, imagesCmd},
+		{"clean", "", cleanUsage, cleanCmd},
+	}
+}
+
+// lookup is the command named name.
+func lookup(name string) (command, bool) {
+	i := slices.IndexFunc(commands(), func(c command) bool { return c.name == name })
+	if i < 0 {
+		return command{}, false
+	}
+	return commands()[i], true
+}
+
+// usage is every command's usage.
+func usage() string {
+	lines := []string{"usage:"}
+	for _, c := range commands() {
+		lines = append(lines, c.usage)
+	}
+	return strings.Join(lines, "\n")
+}
 
 func main() {
 	os.Exit(run(os.Args[1:]))
@@ -66,8 +81,12 @@ func main() {
 // run returns the exit code; every error becomes one line on stderr.
 func run(args []string) int {
 	if len(args) == 0 {
-		fmt.Fprintln(os.Stderr, usage)
+		fmt.Fprintln(os.Stderr, usage())
 		return exitBadInput
+	}
+	if slices.Contains([]string{"-h", "--help", "help"}, args[0]) {
+		fmt.Println(usage())
+		return exitValid
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -75,34 +94,14 @@ func run(args []string) int {
 		code int
 		err  error
 	)
-	switch args[0] {
-	case "run":
-		code, err = runCmd(ctx, args[1:])
-	case "conform":
-		code, err = conformCmd(ctx, args[1:])
-	case "analyze":
-		code, err = analyzeCmd(args[1:])
-	case "shrink":
-		code, err = shrinkCmd(ctx, args[1:])
-	case "serve":
-		code, err = serveCmd(ctx, args[1:])
-	case "targets":
-		code, err = targetsCmd(args[1:])
-	case "suite":
-		code, err = suiteCmd(ctx, args[1:])
-	case "merge":
-		code, err = mergeCmd(args[1:])
-	case "prune":
-		code, err = pruneCmd(args[1:])
-	case "images":
-		code, err = imagesCmd(ctx, args[1:])
-	case "clean":
-		code, err = cleanCmd(ctx, args[1:])
-	case "-h", "--help", "help":
-		fmt.Println(usage)
-		return exitValid
-	default:
-		err = badInput("unknown command %q (run, conform, analyze, shrink, serve, targets, suite, merge, prune, images, clean)", args[0])
+	if c, ok := lookup(args[0]); ok {
+		code, err = c.do(ctx, args[1:])
+	} else {
+		var names []string
+		for _, c := range commands() {
+			names = append(names, c.name)
+		}
+		err = badInput("unknown command %q (%s)", args[0], strings.Join(names, ", "))
 	}
 	if errors.Is(err, errHelp) {
 		return exitValid
@@ -120,8 +119,8 @@ func run(args []string) int {
 // help describes a command's flags, each with its default and meaning.
 func help(fs *flag.FlagSet) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "usage: splitbrain %s [flags]", fs.Name())
-	b.WriteString(map[string]string{"analyze": " RUN_DIR", "shrink": " RUN_DIR", "suite": " FILE", "merge": " SHARD_DIR..."}[fs.Name()])
+	c, _ := lookup(fs.Name())
+	fmt.Fprintf(&b, "usage: splitbrain %s [flags]%s", fs.Name(), c.operands)
 	b.WriteString("\n\nflags:\n")
 	fs.SetOutput(&b)
 	fs.PrintDefaults()
@@ -129,6 +128,7 @@ func help(fs *flag.FlagSet) string {
 	return b.String()
 }
 
+// badInput is an error the user must fix: exit 254.
 func badInput(format string, args ...any) error {
 	return &harness.BadInputError{Msg: fmt.Sprintf(format, args...)}
 }
@@ -172,217 +172,65 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-func runCmd(ctx context.Context, args []string) (int, error) {
-	cfg := harness.DefaultConfig()
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.StringVar(&cfg.Target, "target", cfg.Target, "target name (a folder of targets/)")
-	fs.StringVar(&cfg.TargetDir, "target-dir", "", "a target's folder anywhere, instead of --target")
-	fs.StringVar(&cfg.Promise, "promise", "", "judge by this promise instead of the target's own")
-	fs.IntVar(&cfg.Nodes, "nodes", cfg.Nodes, "number of nodes")
-	fs.DurationVar(&cfg.TimeLimit, "time-limit", cfg.TimeLimit, "how long faults and workload run")
-	fs.DurationVar(&cfg.QuietPeriod, "quiet-period", cfg.QuietPeriod, "workload without faults after the final heal")
-	nem := fs.String("nemesis", strings.Join(cfg.Nemesis, ","), "comma-separated faults, or none")
-	fs.DurationVar(&cfg.NemesisInterval, "nemesis-interval", cfg.NemesisInterval, "a fault every interval, healed half an interval later (default: each fault once the cluster has a settled leader, healed once it reacted)")
-	fs.Float64Var(&cfg.Rate, "rate", cfg.Rate, "operations per second across the cluster")
-	fs.IntVar(&cfg.Concurrency, "concurrency", cfg.Concurrency, "client processes")
-	fs.IntVar(&cfg.Keys, "keys", cfg.Keys, "size of the key set")
-	fs.DurationVar(&cfg.OpTimeout, "op-timeout", cfg.OpTimeout, "per operation; later it is indeterminate")
-	fs.DurationVar(&cfg.ObserveInterval, "observe-interval", cfg.ObserveInterval, "how often each node's belief is polled, or pushed when unchanged")
-	fs.DurationVar(&cfg.StartTimeout, "start-timeout", cfg.StartTimeout, "for every node to become healthy")
-	res := fs.String("resource", string(cfg.Resource), "strict or unfenced")
-	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the workload and the nemesis schedule")
-	fs.StringVar(&cfg.ResultsDir, "results", cfg.ResultsDir, "results folder")
-	fs.StringVar(&cfg.Schedule, "schedule", "", "an explicit schedule file (a run's schedule.json): its faults at its times, instead of --nemesis's")
-	fs.BoolVar(&cfg.StopOnViolation, "stop-on-violation", false, "end the run at the first violation its history shows as it is written, then heal, tear down and judge the whole history")
-	stopOn := fs.String("stop-on", "", "with --stop-on-violation: stop once each of these checkers found one ("+strings.Join(harness.Watched, ", ")+")")
-	junit := fs.String("junit", "", "write a JUnit XML report of the run to this file")
-	checkFlags(fs, &cfg)
-	fs.Lookup("seed").DefValue = "random, kept in run.json"
-	if err := parse(fs, args); err != nil {
-		return 0, err
+// parseWithFile parses flags around one positional argument, a file
+// (flags may come before or after it).
+func parseWithFile(fs *flag.FlagSet, args []string, what string) (string, error) {
+	pos, err := parseArgs(fs, args)
+	switch {
+	case err != nil:
+		return "", err
+	case len(pos) == 0:
+		return "", badInput("%s: give %s", fs.Name(), what)
+	case len(pos) > 1:
+		return "", badInput("%s: give one file, not also %q", fs.Name(), pos[1])
 	}
-	cfg.Nemesis = strings.Split(*nem, ",")
-	cfg.Resource = contract.Mode(*res)
-	if *stopOn != "" {
-		cfg.StopOn = strings.Split(*stopOn, ",")
+	return pos[0], nil
+}
+
+// probeSize is what a results folder must take before a run starts: the
+// run.json, reports and the first seconds of history of a run.
+const probeSize = 1 << 20
+
+// writable checks, before anything starts, that the results folder and
+// the JUnit file can be written.
+func writable(root, junit string) error {
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return badInput("--results: %v", err)
 	}
-	if err := cfg.Validate(); err != nil {
-		return 0, err
-	}
-	if err := writable(cfg.ResultsDir, *junit); err != nil {
-		return 0, err
-	}
-	root, err := repoRoot()
+	// A folder that exists but takes no file (read-only) or no bytes (a
+	// full disk, where an empty file still fits) would otherwise fail the
+	// run after its containers started.
+	probe, err := os.CreateTemp(root, ".splitbrain-probe-")
 	if err != nil {
-		return 0, err
+		return badInput("--results %s cannot be written: %v", root, err)
 	}
-	cfg.RepoRoot, cfg.TargetsRoot = root, filepath.Join(root, "targets")
-
-	began := time.Now()
-	out, err := harness.Run(ctx, cfg)
-	if *junit != "" {
-		rec := suite.Single(cfg, out, err, time.Since(began))
-		if jerr := writeJUnit(*junit, rec, cfg.ResultsDir); jerr != nil && err == nil {
-			err = jerr
-		}
-	}
-	if harness.IsEnvironment(err) {
-		summarize(out) // judged up to the failure, which main then prints
-	}
+	_, err = probe.Write(make([]byte, probeSize))
+	probe.Close()
+	os.Remove(probe.Name())
 	if err != nil {
-		return 0, err
+		return badInput("--results %s cannot be written: %v", root, err)
 	}
-	summarize(out)
-	return verdictCode(out.Report), nil
+	if junit == "" {
+		return nil
+	}
+	if st, err := os.Stat(filepath.Dir(junit)); err != nil || !st.IsDir() {
+		return badInput("--junit %s: its folder does not exist", junit)
+	}
+	return nil
 }
 
-func summarize(out *harness.Outcome) {
-	t := out.Info.Timings
-	verdict := strings.ToUpper(out.Report.Valid.String())
-	if out.Report.HarnessFailure != "" && out.Report.Valid != checkers.Invalid {
-		verdict = "HARNESS FAILURE"
-	}
-	fmt.Printf("splitbrain: %s: %s\n", out.Info.ID, verdict)
-	if out.Report.HarnessFailure != "" {
-		fmt.Printf("  %s\n", out.Report.HarnessFailure)
-	}
-	names := make([]string, 0, len(out.Report.Checkers))
-	for n := range out.Report.Checkers {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		r := out.Report.Checkers[n]
-		fmt.Printf("  %-16s %-8s %s\n", n, r.Valid, figures(r.Figures))
-		for i, v := range r.Violations {
-			if i == 3 {
-				fmt.Printf("    ... %d more in the report\n", len(r.Violations)-3)
-				break
-			}
-			fmt.Printf("    %s\n", v.Message)
-		}
-	}
-	for _, n := range out.Info.Notes {
-		fmt.Printf("  note: %s\n", n)
-	}
-	for _, c := range out.Report.CutShort {
-		fmt.Printf("  left out: line %d of %s (%d bytes) was cut short, its writer killed while writing it; the complete lines before it were judged\n", c.Line, c.File, c.Bytes)
-	}
-	if t.Total == 0 { // a run whose controller died measured nothing
-		fmt.Printf("  report: %s\n", filepath.Join(out.Dir, results.ReportFile))
-		return
-	}
-	fmt.Printf("  timings: images %.2fs, cluster healthy %.2fs, teardown %.2fs, check %.2fs, total %.1fs\n",
-		t.ImageBuild, t.ClusterStart, t.Teardown, t.Check, t.Total)
-	fmt.Printf("  ops/s: %.0f asked, %.1f issued, %.1f completed; ok %d, failed %d, indeterminate %d, not issued %d\n",
-		t.RequestedRate, t.AchievedRate, t.CompletedRate, t.OpsOK, t.OpsFailed, t.OpsUnknown, t.OpsNotIssued)
-	for _, f := range out.Info.Faults {
-		fmt.Printf("  %7.2fs %-18s in effect after %.0f ms, healed in %s; %s%s\n", float64(f.At)/1e9, f.Fault,
-			f.InjectMS, healed(f.HealMS), leaderChange(f), errNote(f.Error))
-	}
-	if out.Info.Interrupted {
-		fmt.Println("  interrupted: the verdict covers the history recorded until the stop")
-	}
-	if _, err := os.Stat(filepath.Join(out.Dir, results.ScheduleFile)); err == nil {
-		fmt.Printf("  replay: %s\n", results.ReplayCommand(out.Info.Config, filepath.Join(out.Dir, results.ScheduleFile)))
-	}
-	fmt.Printf("  report: %s\n", filepath.Join(out.Dir, results.ReportFile))
-}
-
-func healed(ms float64) string {
-	if ms < 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.0f ms", ms)
-}
-
-func leaderChange(f checkers.FaultEffect) string {
-	if f.After == "" {
-		return "no leader change"
-	}
-	from := f.Before
-	if from == "" {
-		from = "none"
-	}
-	return fmt.Sprintf("leader %s -> %s after %.2f s", from, f.After, f.FailoverS)
-}
-
-func errNote(err string) string {
-	if err == "" {
-		return ""
-	}
-	return " (error: " + err + ")"
-}
-
-func figures(f map[string]float64) string {
-	keys := make([]string, 0, len(f))
-	for k := range f {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s=%g", k, f[k]))
-	}
-	return strings.Join(parts, " ")
-}
-
-// verdictCode is the exit code of a judged run: a harness failure the
-// history does not prove invalid is 255, as it was for the run itself.
-func verdictCode(r checkers.Report) int {
-	if r.HarnessFailure != "" && r.Valid != checkers.Invalid {
-		return exitFailed
-	}
-	switch r.Valid {
-	case checkers.Valid:
-		return exitValid
-	case checkers.Invalid:
-		return exitInvalid
-	}
-	return exitUnknown
-}
-
-func analyzeCmd(args []string) (int, error) {
-	fs := flag.NewFlagSet("analyze", flag.ContinueOnError)
-	var flags harness.Config
-	checkFlags(fs, &flags)
-	dir, err := parseWithFile(fs, args, "one run folder, e.g. results/latest")
+// writeJUnit writes suite s as a JUnit XML report at path; root is the
+// results folder its runs' reports are in.
+func writeJUnit(path string, s results.Suite, root string) error {
+	f, err := os.Create(path)
 	if err != nil {
-		return 0, err
+		return err
 	}
-	info, err := results.ReadInfo(dir)
-	if err != nil {
-		return 0, storeError("analyze", fmt.Sprintf("%s is not a run folder", dir), err)
+	if err := results.WriteJUnit(f, s, root); err != nil {
+		f.Close()
+		return err
 	}
-	promise, err := contract.ParsePromise(info.Promise)
-	if err != nil {
-		return 0, badInput("analyze: run.json: %v", err)
-	}
-	// The run's own settings, then the flags given here.
-	cfg := &info.Config
-	fs.Visit(func(f *flag.Flag) {
-		switch f.Name {
-		case "check-timeout":
-			cfg.CheckTimeout = flags.CheckTimeout
-		case "recovery-timeout":
-			cfg.RecoveryTimeout = flags.RecoveryTimeout
-		}
-	})
-	report, events, err := results.Analyze(dir, promise, cfg.ObserveInterval, cfg.CheckOptions(), info.Error)
-	if err != nil {
-		return 0, analyzeError(err)
-	}
-	if err := results.WriteReport(dir, info, report, events); err != nil {
-		return 0, err
-	}
-	summarize(&harness.Outcome{Dir: dir, Info: info, Report: report})
-	return verdictCode(report), nil
-}
-
-// checkFlags are the checker settings shared by run and analyze.
-func checkFlags(fs *flag.FlagSet, cfg *harness.Config) {
-	fs.DurationVar(&cfg.CheckTimeout, "check-timeout", cfg.CheckTimeout, "linearizability budget; past it the verdict is unknown")
-	fs.DurationVar(&cfg.RecoveryTimeout, "recovery-timeout", cfg.RecoveryTimeout, "after the final heal, for exactly one leader")
+	return f.Close()
 }
 
 // storeError is bad input: a file of the store that could not be read, as
@@ -393,145 +241,6 @@ func storeError(cmd, what string, err error) error {
 		return badInput("%s: %v", cmd, err)
 	}
 	return badInput("%s: %s: %v", cmd, what, err)
-}
-
-// analyzeError makes an unreadable history bad input: the run folder, not
-// splitbrain, is at fault.
-func analyzeError(err error) error {
-	var le *history.LineError
-	if errors.As(err, &le) {
-		return badInput("analyze: %v", err)
-	}
-	return err
-}
-
-func serveCmd(ctx context.Context, args []string) (int, error) {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	addr := fs.String("addr", "127.0.0.1:8080", "listen address (loopback by default)")
-	dir := fs.String("results", "results", "results folder")
-	if err := parse(fs, args); err != nil {
-		return 0, err
-	}
-	h, err := resultsHandler(*dir)
-	if err != nil {
-		return 0, err
-	}
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		return 0, badInput("serve: %v", err)
-	}
-	fmt.Printf("splitbrain: serving %s on http://%s/\n", *dir, ln.Addr())
-	srv := &http.Server{Handler: h}
-	go func() { <-ctx.Done(); srv.Close() }()
-	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return 0, err
-	}
-	return exitValid, nil
-}
-
-// resultsHandler serves a results folder with its index as the home page.
-// The index is rewritten first, so runs analyzed again or copied in since
-// the last run are listed as they are now.
-func resultsHandler(dir string) (http.Handler, error) {
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return nil, badInput("serve: %s is not a results folder (a run creates it; --results names another)", dir)
-	}
-	if err := results.WriteIndex(results.Store{Root: dir}); err != nil {
-		return nil, fmt.Errorf("serve: %v", err)
-	}
-	return http.FileServer(http.Dir(dir)), nil
-}
-
-func targetsCmd(args []string) (int, error) {
-	fs := flag.NewFlagSet("targets", flag.ContinueOnError)
-	if err := parse(fs, args); err != nil {
-		return 0, err
-	}
-	_, all, err := repoTargets()
-	if err != nil {
-		return 0, err
-	}
-	fmt.Printf("%-22s %-20s %-10s %s\n", "TARGET", "PROMISE", "SERVICES", "DESCRIPTION")
-	for _, m := range all {
-		services := make([]string, len(m.Services))
-		for i, s := range m.Services {
-			services[i] = s.Name
-			switch {
-			case s.Beside == targets.BesideNodes:
-				services[i] += "×node"
-			case s.Beside != "":
-				services[i] += "×n1-n" + s.Beside
-			case s.Members > 1:
-				services[i] += fmt.Sprintf("×%d", s.Members)
-			}
-		}
-		fmt.Printf("%-22s %-20s %-10s %s\n", m.Name, m.Promise, cmp.Or(strings.Join(services, ","), "-"), m.Description)
-	}
-	return exitValid, nil
-}
-
-// imagesCmd makes the heavy images of the repository's targets (a Debian
-// base and its packages, an etcd compiled from its modules) and, without
-// --target, of the harness's own tests, each once per machine, so that a
-// CI job can pay for them in a step of their own and no run or test waits
-// for them.
-func imagesCmd(ctx context.Context, args []string) (int, error) {
-	fs := flag.NewFlagSet("images", flag.ContinueOnError)
-	target := fs.String("target", "", "only this target's images")
-	if err := parse(fs, args); err != nil {
-		return 0, err
-	}
-	root, all, err := repoTargets()
-	if err != nil {
-		return 0, err
-	}
-	if *target != "" {
-		m, err := targets.Find(filepath.Join(root, "targets"), *target)
-		if err != nil {
-			return 0, badInput("%v", err)
-		}
-		all = []targets.Manifest{m}
-	}
-	d, err := harness.ConnectDocker(ctx)
-	if err != nil {
-		return 0, err
-	}
-	defer d.Close()
-	d.Progress = os.Stdout
-	start := time.Now()
-	for _, m := range all {
-		if err := d.BaseImages(ctx, m); err != nil {
-			return 0, err
-		}
-	}
-	if *target == "" {
-		if err := d.TestImages(ctx); err != nil {
-			return 0, err
-		}
-	}
-	fmt.Printf("splitbrain: the images of %d targets are on this machine (%.1f s)\n", len(all), time.Since(start).Seconds())
-	return exitValid, nil
-}
-
-func cleanCmd(ctx context.Context, args []string) (int, error) {
-	fs := flag.NewFlagSet("clean", flag.ContinueOnError)
-	if err := parse(fs, args); err != nil {
-		return 0, err
-	}
-	d, err := harness.ConnectDocker(ctx)
-	if err != nil {
-		return 0, err
-	}
-	defer d.Close()
-	n, err := d.Remove(ctx, harness.LabelManaged+"=true")
-	fmt.Printf("splitbrain: removed %d containers and %d networks\n", n.Containers, n.Networks)
-	if len(n.Stuck) > 0 {
-		fmt.Printf("splitbrain: the Docker Engine holds a stale endpoint in networks %s and will not remove them before it restarts; nothing runs in them\n", strings.Join(n.Stuck, ", "))
-	}
-	if err != nil {
-		return 0, err
-	}
-	return exitValid, nil
 }
 
 // repoTargets finds splitbrain's source folder and reads the manifests of

@@ -14,6 +14,10 @@ import (
 	"github.com/splitbrain/splitbrain/results"
 )
 
+// shrinkUsage is the usage of `splitbrain shrink`.
+const shrinkUsage = `  splitbrain shrink RUN_DIR [--runs 5] [--reproduce 0.8] [--budget 20m] [--parallel 2] [--violation CHECKER/KIND] [--out DIR]
+                                    the smallest schedule that still reproduces the run's violation, by replays`
+
 // shrinkCmd replays a run's target and settings with smaller schedules
 // until the smallest that still reproduces its violation, and exits 0
 // with the shrunk run folder, or 2 when the run's own schedule did not

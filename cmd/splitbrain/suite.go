@@ -13,6 +13,11 @@ import (
 	"github.com/splitbrain/splitbrain/results"
 )
 
+// suiteUsage is the usage of `splitbrain suite`.
+const suiteUsage = `  splitbrain suite FILE [--shard I/N] [--parallel N] [--stop-on-violation] [--junit FILE] [--results DIR]
+                   [--target T] [--family F] [--expect valid|invalid] [--runs N] [--seed N] [--time-limit D] [--table]
+                                    run a suite (targets/catalogue.yaml is one); exit 0 only if every run reached its verdict`
+
 // suiteCmd runs a suite file's runs, a line for each as it ends, then a
 // summary table; it exits 0 only when every run reached the verdict it had
 // to, 1 when one reached another, 2 when one reached none (unknown, or
@@ -151,138 +156,6 @@ func writeSuite(root, junit string, s results.Suite) error {
 	return writeJUnit(junit, s, root)
 }
 
-func writeJUnit(path string, s results.Suite, root string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := results.WriteJUnit(f, s, root); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-// writable checks, before anything starts, that the results folder and
-// the JUnit file can be written.
-// probeSize is what a results folder must take before a run starts: the
-// run.json, reports and the first seconds of history of a run.
-const probeSize = 1 << 20
-
-func writable(root, junit string) error {
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		return badInput("--results: %v", err)
-	}
-	// A folder that exists but takes no file (read-only) or no bytes (a
-	// full disk, where an empty file still fits) would otherwise fail the
-	// run after its containers started.
-	probe, err := os.CreateTemp(root, ".splitbrain-probe-")
-	if err != nil {
-		return badInput("--results %s cannot be written: %v", root, err)
-	}
-	_, err = probe.Write(make([]byte, probeSize))
-	probe.Close()
-	os.Remove(probe.Name())
-	if err != nil {
-		return badInput("--results %s cannot be written: %v", root, err)
-	}
-	if junit == "" {
-		return nil
-	}
-	if st, err := os.Stat(filepath.Dir(junit)); err != nil || !st.IsDir() {
-		return badInput("--junit %s: its folder does not exist", junit)
-	}
-	return nil
-}
-
 func suiteName(file string) string {
 	return strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
-}
-
-// parseWithFile parses flags around one positional argument, a file
-// (flags may come before or after it).
-func parseWithFile(fs *flag.FlagSet, args []string, what string) (string, error) {
-	pos, err := parseArgs(fs, args)
-	switch {
-	case err != nil:
-		return "", err
-	case len(pos) == 0:
-		return "", badInput("%s: give %s", fs.Name(), what)
-	case len(pos) > 1:
-		return "", badInput("%s: give one file, not also %q", fs.Name(), pos[1])
-	}
-	return pos[0], nil
-}
-
-// mergeCmd joins the results folders of a suite's shards: their runs in
-// one folder, one suite.json and JUnit report as if one runner had run the
-// whole suite, and the summary table.
-func mergeCmd(args []string) (int, error) {
-	fs := flag.NewFlagSet("merge", flag.ContinueOnError)
-	out := fs.String("results", "", "the results folder to merge into")
-	junit := fs.String("junit", "", "write the merged JUnit XML report to this file")
-	dirs, err := parseArgs(fs, args)
-	if err != nil {
-		return 0, err
-	}
-	if *out == "" || len(dirs) == 0 {
-		return 0, badInput("merge: give --results DIR and the shards' results folders")
-	}
-	var shards []results.Suite
-	for _, d := range dirs {
-		s, err := results.ReadSuite(d)
-		if err != nil {
-			return 0, storeError("merge", d+" holds no suite's record", err)
-		}
-		shards = append(shards, s)
-	}
-	merged, err := results.MergeSuites(shards)
-	if err != nil {
-		return 0, badInput("merge: %v", err)
-	}
-	if err := writable(*out, *junit); err != nil {
-		return 0, err
-	}
-	for i, s := range shards {
-		for _, c := range s.Cases {
-			if c.Run == "" {
-				continue
-			}
-			if err := results.CopyRun(dirs[i], *out, c.Run); err != nil {
-				return 0, fmt.Errorf("merge: %v", err)
-			}
-		}
-	}
-	if err := writeSuite(*out, *junit, merged); err != nil {
-		return 0, err
-	}
-	if err := results.WriteIndex(results.Store{Root: *out}); err != nil {
-		return 0, err
-	}
-	fmt.Print(suite.Summary(merged))
-	return suiteCode(merged), nil
-}
-
-// pruneCmd bounds a results folder: the newest runs are kept, the run
-// latest points to always.
-func pruneCmd(args []string) (int, error) {
-	fs := flag.NewFlagSet("prune", flag.ContinueOnError)
-	keep := fs.Int("keep", 0, "keep the newest N runs (0: no bound by count)")
-	olderThan := fs.Duration("older-than", 0, "remove runs started longer ago than this, e.g. 720h (0: no bound by age)")
-	dir := fs.String("results", "results", "results folder")
-	if err := parse(fs, args); err != nil {
-		return 0, err
-	}
-	if *keep < 0 || *olderThan < 0 || (*keep == 0 && *olderThan == 0) {
-		return 0, badInput("prune: give --keep N (at least 1) or --older-than D (positive), or both")
-	}
-	if st, err := os.Stat(*dir); err != nil || !st.IsDir() {
-		return 0, badInput("prune: %s is not a results folder", *dir)
-	}
-	removed, err := results.Store{Root: *dir}.Prune(*keep, *olderThan, time.Now())
-	fmt.Printf("splitbrain: removed %d runs from %s\n", len(removed), *dir)
-	if err != nil {
-		return 0, err
-	}
-	return exitValid, nil
 }

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/splitbrain/splitbrain/harness"
+	"github.com/splitbrain/splitbrain/targets"
+)
+
+// imagesUsage is the usage of `splitbrain images`.
+const imagesUsage = `  splitbrain images [--target T]    make the cached images targets stand on (Debian packages, etcd; without --target, the tests' too) ahead of a run`
+
+// imagesCmd makes the heavy images of the repository's targets (a Debian
+// base and its packages, an etcd compiled from its modules) and, without
+// --target, of the harness's own tests, each once per machine, so that a
+// CI job can pay for them in a step of their own and no run or test waits
+// for them.
+func imagesCmd(ctx context.Context, args []string) (int, error) {
+	fs := flag.NewFlagSet("images", flag.ContinueOnError)
+	target := fs.String("target", "", "only this target's images")
+	if err := parse(fs, args); err != nil {
+		return 0, err
+	}
+	root, all, err := repoTargets()
+	if err != nil {
+		return 0, err
+	}
+	if *target != "" {
+		m, err := targets.Find(filepath.Join(root, "targets"), *target)
+		if err != nil {
+			return 0, badInput("%v", err)
+		}
+		all = []targets.Manifest{m}
+	}
+	d, err := harness.ConnectDocker(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer d.Close()
+	d.Progress = os.Stdout
+	start := time.Now()
+	for _, m := range all {
+		if err := d.BaseImages(ctx, m); err != nil {
+			return 0, err
+		}
+	}
+	if *target == "" {
+		if err := d.TestImages(ctx); err != nil {
+			return 0, err
+		}
+	}
+	fmt.Printf("splitbrain: the images of %d targets are on this machine (%.1f s)\n", len(all), time.Since(start).Seconds())
+	return exitValid, nil
+}
