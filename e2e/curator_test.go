@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/splitbrain/splitbrain/results"
 )
 
 // relatchedAfterLost is CURATOR-696 (targets/README.md), which Debian's
@@ -32,7 +34,7 @@ var latchLine = regexp.MustCompile(`latch - (n[0-9]+): (?:leading with (\S+)|con
 // the run folder dir.
 func curator696(t *testing.T, dir string) []string {
 	t.Helper()
-	logs, err := filepath.Glob(filepath.Join(dir, "logs", "n*.log"))
+	logs, err := filepath.Glob(filepath.Join(dir, results.LogsDir, "n*.log"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,7 +52,9 @@ func TestKeptFindings(t *testing.T) {
 	for _, f := range curatorFindings {
 		t.Run(f.issue, func(t *testing.T) {
 			dir := t.TempDir()
-			copyTree(t, filepath.Join("testdata", "findings", "curator-latch", f.run), dir)
+			if err := os.CopyFS(dir, os.DirFS(filepath.Join("testdata", "findings", "curator-latch", f.run))); err != nil {
+				t.Fatal(err)
+			}
 			r := analyze(t, dir)
 			report := r.report
 			if got := leaderships(r.events); !slices.Equal(got, f.leaderships) {
@@ -104,26 +106,4 @@ func analyze(t *testing.T, dir string) run {
 		t.Fatal(err)
 	}
 	return run{dir: dir, info: info, report: report, events: events}
-}
-
-// copyTree copies the regular files below src to dst.
-func copyTree(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(path string, e os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		if e.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }

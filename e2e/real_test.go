@@ -13,6 +13,7 @@ import (
 	"github.com/splitbrain/splitbrain/checkers"
 	"github.com/splitbrain/splitbrain/harness"
 	"github.com/splitbrain/splitbrain/history"
+	"github.com/splitbrain/splitbrain/results"
 )
 
 // row is a real system under faults and what its run must show.
@@ -230,7 +231,7 @@ func (r row) check(t *testing.T, run run) {
 		t.Errorf("run.json names no %s version: %+v", r.system, run.info.Versions)
 	}
 	for container, line := range r.logs {
-		b, err := os.ReadFile(filepath.Join(run.dir, "logs", container+".log"))
+		b, err := os.ReadFile(filepath.Join(run.dir, results.LogsDir, container+".log"))
 		if err != nil || !strings.Contains(string(b), line) {
 			t.Errorf("%s.log does not say %q (%v)", container, line, err)
 		}
