@@ -173,7 +173,7 @@ func TestRealistic(t *testing.T) {
 			t.Errorf("%s: %v: %s %+v", name, res.Valid, res.Note, res.Violations)
 		}
 	}
-	ov, av := rep.Checkers["leader-overlap"].Figures, rep.Checkers["availability"].Figures
+	ov, av := rep.Checkers[checkers.LeaderOverlapName].Figures, rep.Checkers[checkers.AvailabilityName].Figures
 	if ov["windows"] == 0 || ov["longest_s"] > r.Config.Bound.Seconds() || av["leaderless_periods"] < 2 {
 		t.Errorf("overlap %v, availability %v: want windows within the bound and leaderless gaps", ov, av)
 	}
@@ -253,7 +253,7 @@ func TestPushed(t *testing.T) {
 				t.Errorf("gap %v: %s: %v: %s %+v", gap, name, res.Valid, res.Note, res.Violations)
 			}
 		}
-		ov := rep.Checkers["leader-overlap"].Figures
+		ov := rep.Checkers[checkers.LeaderOverlapName].Figures
 		if overlap == 0 && ov["windows"] > 0 || overlap > 0 && (ov["windows"] == 0 || ov["longest_s"] > overlap.Seconds()) {
 			t.Errorf("gap %v: leader-overlap %v", gap, ov)
 		}
