@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/splitbrain/splitbrain/checkers"
 	"github.com/splitbrain/splitbrain/results"
 )
 
@@ -22,7 +23,7 @@ func relatchedAfterLost(t *testing.T, r run) (excused []string, bug string) {
 	if len(nodes) == 0 {
 		return nil, ""
 	}
-	return []string{"leader-overlap", "availability"}, "CURATOR-696: " + strings.Join(nodes, ", ") + " led again with the znode of a session their client had given up"
+	return []string{checkers.LeaderOverlapName, checkers.AvailabilityName}, "CURATOR-696: " + strings.Join(nodes, ", ") + " led again with the znode of a session their client had given up"
 }
 
 // latchLine is a line of LatchNode's log that the latch leads with its

@@ -62,7 +62,7 @@ func TestKeptFindings(t *testing.T) {
 			}
 			stale, _, _ := strings.Cut(f.leaderships[0], "@")
 			next, _, _ := strings.Cut(f.leaderships[1], "@")
-			overlap := report.Checkers["leader-overlap"]
+			overlap := report.Checkers[checkers.LeaderOverlapName]
 			if report.Valid != checkers.Invalid || overlap.Valid != checkers.Invalid || len(overlap.Violations) != 1 {
 				t.Fatalf("verdict %v, leader-overlap %v with %d violations: want one overlap", report.Valid, overlap.Valid, len(overlap.Violations))
 			}
@@ -79,7 +79,7 @@ func TestKeptFindings(t *testing.T) {
 			if toTheEnd := last-end < 100*time.Millisecond; toTheEnd != f.toTheEnd {
 				t.Errorf("the overlap ended at %v, the run at %v: to the end %v, want %v", end, last, toTheEnd, f.toTheEnd)
 			}
-			if fenced := report.Checkers["stale-token"]; fenced.Valid != checkers.Valid {
+			if fenced := report.Checkers[checkers.StaleTokenName]; fenced.Valid != checkers.Valid {
 				t.Errorf("stale-token %v: the stale leader's writes were not all refused: %+v", fenced.Valid, fenced.Violations)
 			}
 			if relatched := curator696(t, dir); !slices.Equal(relatched, []string{stale}) {

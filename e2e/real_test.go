@@ -79,7 +79,7 @@ var realSystems = []row{{
 	faults:    []string{"partition-service"},
 	timeLimit: 13 * time.Second, interval: 8 * time.Second, recovery: 3 * time.Second,
 	system: "etcd",
-	valid:  checkers.Invalid, checkers: map[string]checkers.Validity{"leader-overlap": checkers.Invalid},
+	valid:  checkers.Invalid, checkers: map[string]checkers.Validity{checkers.LeaderOverlapName: checkers.Invalid},
 }, {
 	// The real hashicorp/raft, a node per container: its leader killed,
 	// then cut off, and each time another leads in a newer term, the old
@@ -123,7 +123,7 @@ var realSystems = []row{{
 	faults:    []string{"pause-leader"},
 	timeLimit: 8 * time.Second,
 	system:    "redis-server",
-	valid:     checkers.Invalid, checkers: map[string]checkers.Validity{"leader-overlap": checkers.Invalid},
+	valid:     checkers.Invalid, checkers: map[string]checkers.Validity{checkers.LeaderOverlapName: checkers.Invalid},
 	more: wokenLeaderSeen,
 }, {
 	// Real Redis servers and three real Sentinels: the primary cut from
@@ -165,7 +165,7 @@ var realSystems = []row{{
 	faults:    []string{"partition-service"},
 	timeLimit: 10 * time.Second, interval: 6 * time.Second, recovery: 3 * time.Second,
 	system: "libzookeeper-java",
-	valid:  checkers.Invalid, checkers: map[string]checkers.Validity{"leader-overlap": checkers.Invalid},
+	valid:  checkers.Invalid, checkers: map[string]checkers.Validity{checkers.LeaderOverlapName: checkers.Invalid},
 }, {
 	// Every node a real ZooKeeper server of one ensemble: a leader killed,
 	// cut off and frozen is each time replaced through ZooKeeper's own
@@ -329,7 +329,7 @@ func sentinelFailedOver(t *testing.T, r run) {
 	if l := leaderships(r.events); len(l) < 2 || l[0] != "n1@1" {
 		t.Errorf("leaderships %v: want n1 with epoch 1, then a promoted replica", l)
 	}
-	if overlap := r.report.Checkers["leader-overlap"]; overlap.Figures["windows"] == 0 {
+	if overlap := r.report.Checkers[checkers.LeaderOverlapName]; overlap.Figures["windows"] == 0 {
 		t.Errorf("no two primaries at once: %+v", overlap.Figures)
 	}
 }
@@ -339,7 +339,7 @@ func sentinelFailedOver(t *testing.T, r run) {
 // lock began an overlap at its heal. Not every one: a leader frozen with
 // its GET's answer already on the wire steps down before its first sample.
 func wokenLeaderSeen(t *testing.T, r run) {
-	overlap := r.report.Checkers["leader-overlap"]
+	overlap := r.report.Checkers[checkers.LeaderOverlapName]
 	var frozen string
 	var struck int64
 	pauses, seen := 0, 0

@@ -11,7 +11,7 @@ import (
 func TestVerdictErrors(t *testing.T) {
 	report := func(invalid ...string) checkers.Report {
 		r := checkers.Report{Valid: checkers.Valid, Checkers: map[string]checkers.Result{}}
-		for _, name := range []string{"availability", "leader-overlap", "stale-token"} {
+		for _, name := range []string{checkers.AvailabilityName, checkers.LeaderOverlapName, checkers.StaleTokenName} {
 			r.Checkers[name] = checkers.Result{Valid: checkers.Valid}
 		}
 		for _, name := range invalid {
@@ -21,8 +21,8 @@ func TestVerdictErrors(t *testing.T) {
 		return r
 	}
 	valid := row{valid: checkers.Valid}
-	caught := row{valid: checkers.Invalid, checkers: map[string]checkers.Validity{"leader-overlap": checkers.Invalid}}
-	excused := []string{"leader-overlap", "availability"}
+	caught := row{valid: checkers.Invalid, checkers: map[string]checkers.Validity{checkers.LeaderOverlapName: checkers.Invalid}}
+	excused := []string{checkers.LeaderOverlapName, checkers.AvailabilityName}
 	for _, c := range []struct {
 		name    string
 		row     row
@@ -31,11 +31,11 @@ func TestVerdictErrors(t *testing.T) {
 		errors  int
 	}{
 		{"valid as wanted", valid, report(), nil, 0},
-		{"a violation where none may be", valid, report("leader-overlap"), nil, 1},
-		{"a violation a known bug excuses", valid, report("leader-overlap", "availability"), excused, 0},
-		{"one it excuses and one it does not", valid, report("leader-overlap", "stale-token"), excused, 1},
-		{"caught by the checker it must be", caught, report("leader-overlap"), nil, 0},
-		{"caught by another checker only", caught, report("stale-token"), nil, 1},
+		{"a violation where none may be", valid, report(checkers.LeaderOverlapName), nil, 1},
+		{"a violation a known bug excuses", valid, report(checkers.LeaderOverlapName, checkers.AvailabilityName), excused, 0},
+		{"one it excuses and one it does not", valid, report(checkers.LeaderOverlapName, checkers.StaleTokenName), excused, 1},
+		{"caught by the checker it must be", caught, report(checkers.LeaderOverlapName), nil, 0},
+		{"caught by another checker only", caught, report(checkers.StaleTokenName), nil, 1},
 		{"not caught", caught, report(), nil, 2},
 	} {
 		if errs := c.row.verdictErrors(c.report, c.excused); len(errs) != c.errors {
