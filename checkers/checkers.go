@@ -56,11 +56,42 @@ type Input struct {
 	ObserveInterval time.Duration
 }
 
-// Checker is a named check.
+// Checker is a named check, with what its callers need to know of it.
 type Checker struct {
-	Name  string
-	Check func(Input) Result
+	Name string
+	// Judges is whether the checker judges safety or liveness: a broken
+	// run keeps the violations of the one, not of the other (Broken).
+	Judges Property
+	// Watchable says the checker's violations are facts about a prefix of
+	// the history that no later event undoes, so that a run can judge its
+	// history with it as it is written and stop at the first one.
+	// Checkers that judge the run as a whole (linearizability, recovery
+	// after the final heal) are not.
+	Watchable bool
+	Check     func(Input) Result
 }
+
+// Property is what a checker judges.
+type Property uint8
+
+const (
+	// Safety is that nothing bad happened: a violation is proved by what
+	// was recorded, whatever happened to the run later.
+	Safety Property = iota
+	// Liveness is that something good happened (a leader was found
+	// again): a violation can be the harness's doing when the run's
+	// environment broke.
+	Liveness
+)
+
+// The names of the checkers of All: the keys of Report.Checkers.
+const (
+	ElectionSafetyName = "election-safety"
+	LeaderOverlapName  = "leader-overlap"
+	StaleTokenName     = "stale-token"
+	LinearizableName   = "linearizable"
+	AvailabilityName   = "availability"
+)
 
 // Options tune the checkers that need a budget or a bound.
 type Options struct {
@@ -92,11 +123,11 @@ func (o Options) withDefaults() Options {
 func All(opts Options) []Checker {
 	opts = opts.withDefaults()
 	return []Checker{
-		{Name: "election-safety", Check: ElectionSafety},
-		{Name: "leader-overlap", Check: LeaderOverlap},
-		{Name: "stale-token", Check: StaleToken},
-		{Name: "linearizable", Check: Linearizable(opts.CheckTimeout)},
-		{Name: "availability", Check: Availability(opts.RecoveryTimeout)},
+		{Name: ElectionSafetyName, Judges: Safety, Watchable: true, Check: ElectionSafety},
+		{Name: LeaderOverlapName, Judges: Safety, Watchable: true, Check: LeaderOverlap},
+		{Name: StaleTokenName, Judges: Safety, Watchable: true, Check: StaleToken},
+		{Name: LinearizableName, Judges: Safety, Check: Linearizable(opts.CheckTimeout)},
+		{Name: AvailabilityName, Judges: Liveness, Check: Availability(opts.RecoveryTimeout)},
 	}
 }
 
@@ -115,10 +146,6 @@ type Report struct {
 	HarnessFailure string `json:"harness_failure,omitempty"`
 }
 
-// liveness names the checkers that judge whether the target made
-// progress, not whether it was safe.
-var liveness = []string{"availability"}
-
 // Broken is the report of a run whose environment broke during its
 // workload, for reason. A safety violation recorded until then stands. A
 // liveness one does not: once the harness lost containers, no leader is
@@ -128,19 +155,54 @@ var liveness = []string{"availability"}
 func (r Report) Broken(reason string) Report {
 	r.HarnessFailure = reason
 	r.Checkers = maps.Clone(r.Checkers)
-	r.Valid = Valid
-	for name, res := range r.Checkers {
-		if slices.Contains(liveness, name) && res.Valid == Invalid {
+	for _, c := range All(Options{}) {
+		if res, ok := r.Checkers[c.Name]; ok && c.Judges == Liveness && res.Valid == Invalid {
 			res.Valid = Unknown
 			res.Note = strings.TrimSpace("not judged: the run's environment broke, and what it took away is what the target could not recover from. " + res.Note)
-			r.Checkers[name] = res
+			r.Checkers[c.Name] = res
 		}
+	}
+	r.Valid = Valid
+	for _, res := range r.Checkers {
 		r.Valid = Merge(r.Valid, res.Valid)
 	}
 	if r.Valid != Invalid {
 		r.Valid = Unknown
 	}
 	return r
+}
+
+// Outcome is the run's verdict as it is told: the checkers' one, except
+// that a run whose harness failed (HarnessFailure) is unknown unless its
+// history proves a violation, since it did not test what it planned.
+// harnessFailed says that failure is why the verdict is unknown: the
+// summary says "harness failure" then, and the exit code is the
+// harness's.
+func (r Report) Outcome() (verdict Validity, harnessFailed bool) {
+	if r.HarnessFailure != "" && r.Valid != Invalid {
+		return Unknown, true
+	}
+	return r.Valid, false
+}
+
+// FirstViolation is the earliest violation that stands, with the checker
+// that found it: one of a checker that judged the run invalid, so not
+// one a broken run's environment explains away (Broken). Of violations
+// at the same time, the checker, then the kind, first in alphabetical
+// order wins, so that the answer does not depend on map order. ok is
+// false if there is none.
+func (r Report) FirstViolation() (checker string, v Violation, ok bool) {
+	for name, res := range r.Checkers {
+		if res.Valid != Invalid {
+			continue
+		}
+		for _, w := range res.Violations {
+			if !ok || w.Time < v.Time || (w.Time == v.Time && (name < checker || name == checker && w.Kind < v.Kind)) {
+				checker, v, ok = name, w, true
+			}
+		}
+	}
+	return checker, v, ok
 }
 
 // Invalid names the checkers that found a violation, sorted.

@@ -12,16 +12,32 @@ import (
 	"github.com/splitbrain/splitbrain/history"
 )
 
+// The names are spelled out, not the constants: they are the keys of
+// every results.json already stored.
 func TestAll(t *testing.T) {
-	var names []string
+	var names, watchable, liveness []string
 	for _, c := range All(Options{}) {
 		names = append(names, c.Name)
 		if c.Check == nil {
 			t.Errorf("%s has no check", c.Name)
 		}
+		if c.Watchable {
+			watchable = append(watchable, c.Name)
+		}
+		if c.Judges == Liveness {
+			liveness = append(liveness, c.Name)
+		}
 	}
 	if want := []string{"election-safety", "leader-overlap", "stale-token", "linearizable", "availability"}; !slices.Equal(names, want) {
 		t.Errorf("All(Options{}) = %v, want %v", names, want)
+	}
+	// Linearizability is judged over the whole history, and recovery
+	// after the final heal at its end.
+	if want := []string{"election-safety", "leader-overlap", "stale-token"}; !slices.Equal(watchable, want) {
+		t.Errorf("watchable %v, want %v", watchable, want)
+	}
+	if want := []string{"availability"}; !slices.Equal(liveness, want) {
+		t.Errorf("liveness %v, want %v", liveness, want)
 	}
 }
 
@@ -44,13 +60,13 @@ func TestRun(t *testing.T) {
 		t.Fatalf("fenced: %+v", rep)
 	}
 	// The write was refused, yet the history says it failed: consistent.
-	if r := rep.Checkers["stale-token"]; r.Valid != Valid || r.Figures["refused"] != 1 {
+	if r := rep.Checkers[StaleTokenName]; r.Valid != Valid || r.Figures["refused"] != 1 {
 		t.Errorf("stale-token: %+v", r)
 	}
 
 	in.Promise = contract.Promise{Kind: contract.Exclusive}
 	rep = Run(in, All(Options{}))
-	if rep.Valid != Invalid || rep.Checkers["leader-overlap"].Valid != Invalid || rep.Checkers["election-safety"].Valid != Valid {
+	if rep.Valid != Invalid || rep.Checkers[LeaderOverlapName].Valid != Invalid || rep.Checkers[ElectionSafetyName].Valid != Valid {
 		t.Errorf("exclusive: %+v", rep)
 	}
 
@@ -132,7 +148,7 @@ func TestCheckersDoNotModifyInput(t *testing.T) {
 	if !reflect.DeepEqual(in.History, hCopy) || !reflect.DeepEqual(in.Resource, rCopy) {
 		t.Error("a checker modified its input")
 	}
-	for _, name := range []string{"election-safety", "leader-overlap", "stale-token"} {
+	for _, name := range []string{ElectionSafetyName, LeaderOverlapName, StaleTokenName} {
 		if rep.Checkers[name].Valid != Invalid {
 			t.Errorf("%s: %+v", name, rep.Checkers[name])
 		}

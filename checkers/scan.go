@@ -1,13 +1,9 @@
 package checkers
 
 import (
-	"strings"
-
+	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/history"
 )
-
-// notLeader is what a node answers (409) to a write when it does not lead.
-const notLeader = "not-leader"
 
 // opTracker pairs each completion with its invoke: a Jepsen process has at
 // most one operation open, so the process number is the key.
@@ -77,7 +73,7 @@ func beliefOf(h []history.Event, i, inv int) belief {
 		switch {
 		case e.Type == history.OK:
 			return leads
-		case strings.Contains(e.Error, notLeader):
+		case e.Error == contract.ErrNotLeader:
 			return follows
 		case e.Token > 0:
 			return leads

@@ -5,7 +5,7 @@ package contract
 const (
 	EnvPrefix    = "SPLITBRAIN_"
 	EnvNode      = "SPLITBRAIN_NODE"       // this node's name, n1..nN
-	EnvPeers     = "SPLITBRAIN_PEERS"      // host:port of the other nodes, comma-separated
+	EnvPeers     = "SPLITBRAIN_PEERS"      // every other node as name:port, comma-separated
 	EnvResource  = "SPLITBRAIN_RESOURCE"   // base URL of the resource
 	EnvClockFile = "SPLITBRAIN_CLOCK_FILE" // the node's Skew, as JSON; may be missing
 	EnvAddr      = "SPLITBRAIN_ADDR"       // where to serve the node API, ":7070"
@@ -23,9 +23,9 @@ const (
 // The environment of each member of a service cluster (a manifest's
 // service with members), besides the service's own.
 const (
-	EnvMember  = "SPLITBRAIN_MEMBER"  // this member's name, as its host name
-	EnvMembers = "SPLITBRAIN_MEMBERS" // every member's name, comma-separated
-	EnvNodes   = "SPLITBRAIN_NODES"   // every node's name, comma-separated
+	EnvMember  = "SPLITBRAIN_MEMBER"  // this member's name, as its host name: "etcd2"
+	EnvMembers = "SPLITBRAIN_MEMBERS" // every member of its service as name:port, comma-separated: "etcd1:2379,etcd2:2379"
+	EnvNodes   = "SPLITBRAIN_NODES"   // every node as name:port, comma-separated: "n1:7070,n2:7070"
 )
 
 // The resource container's own environment.

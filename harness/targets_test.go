@@ -79,13 +79,8 @@ func TestTargetOutsideTheRepository(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "myraft")
 	copyTree(t, "../targets/raft", dir)
 	// Its own copy of the algorithm, not the repository's.
-	for _, f := range []string{"cmd/raft-node/main.go", "raft_test.go"} {
-		p := filepath.Join(dir, f)
-		b, _ := os.ReadFile(p)
-		os.WriteFile(p, []byte(strings.ReplaceAll(string(b), `"github.com/splitbrain/splitbrain/targets/raft"`, `"example.com/myraft"`)), 0o644)
-	}
-	manifest, _ := os.ReadFile(filepath.Join(dir, "target.yaml"))
-	os.WriteFile(filepath.Join(dir, "target.yaml"), []byte(strings.Replace(string(manifest), "name: raft", "name: myraft", 1)), 0o644)
+	rewrite(t, filepath.Join(dir, "cmd/raft-node/main.go"), `"github.com/splitbrain/splitbrain/targets/raft"`, `"example.com/myraft"`)
+	rewrite(t, filepath.Join(dir, "target.yaml"), "name: raft\n", "name: myraft\n")
 	gomod := "module example.com/myraft\n\ngo 1.26.8\n\nrequire github.com/splitbrain/splitbrain v0.0.0\n\nreplace github.com/splitbrain/splitbrain => " + repo + "\n"
 	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod), 0o644); err != nil {
 		t.Fatal(err)
@@ -93,6 +88,21 @@ func TestTargetOutsideTheRepository(t *testing.T) {
 	cfg.TargetDir = dir
 	cfg.Nemesis = []string{"kill"}
 	runValid(t, cfg)
+}
+
+// rewrite replaces from with to in the file at path, which must hold it.
+func rewrite(t *testing.T, path, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), from) {
+		t.Fatalf("%s does not hold %q", path, from)
+	}
+	if err := os.WriteFile(path, []byte(strings.ReplaceAll(string(b), from, to)), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // A Dockerfile target builds on an image made on this machine; a base that
@@ -118,7 +128,9 @@ func TestDockerfileTarget(t *testing.T) {
 		t.Fatal("built from a missing Dockerfile")
 	}
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte("FROM splitbrain/no-such-base:never AS b\nFROM b\n"), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte("FROM splitbrain/no-such-base:never AS b\nFROM b\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	err = d.BuildDockerfileImage(ctx, "splitbrain/test:nobase", dir, "Dockerfile")
 	if err == nil || !strings.Contains(err.Error(), "base image splitbrain/no-such-base:never of") || !strings.Contains(err.Error(), "not on this machine") {
 		t.Fatalf("missing base: %v", err)
@@ -136,7 +148,9 @@ func TestGoTargetWithoutModule(t *testing.T) {
 	}
 	defer d.Close()
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\nfunc main() {}\n"), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\nfunc main() {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	err = d.BuildGoImage(context.Background(), "splitbrain/test:nomodule", dir, ".")
 	if err == nil || !strings.Contains(err.Error(), "Go module of its own") {
 		t.Fatalf("got %v", err)

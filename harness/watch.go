@@ -11,11 +11,10 @@ import (
 	"github.com/splitbrain/splitbrain/results"
 )
 
-// Watched are the checkers a run can watch its history with as it is
-// written: their violations are facts about a prefix of the history that
-// no later event undoes. Linearizability and availability are judged
-// over the whole run only.
-var Watched = []string{"election-safety", "leader-overlap", "stale-token"}
+// Watched names the checkers a run can watch its history with as it is
+// written (checkers.Checker.Watchable), in report order: the checkers
+// --stop-on may name.
+var Watched = checkerNames(watchable(checkers.All(checkers.Options{})))
 
 // watchEvery is how often a watched run's history is judged again.
 const watchEvery = 500 * time.Millisecond
@@ -33,13 +32,8 @@ const watchMargin = time.Second
 // Analyze does: what it sees is what the final verdict will judge.
 func (r *run) watch(ctx context.Context, start time.Time) <-chan results.StoppedEarly {
 	found := make(chan results.StoppedEarly, 1)
-	var cs []checkers.Checker
-	for _, c := range checkers.All(r.cfg.CheckOptions()) {
-		if slices.Contains(Watched, c.Name) {
-			cs = append(cs, c)
-		}
-	}
 	var (
+		cs        = watchable(checkers.All(r.cfg.CheckOptions()))
 		in        = checkers.Input{Promise: r.promise, ObserveInterval: r.cfg.ObserveInterval}
 		events    = history.NewTail(filepath.Join(r.dir, results.HistoryFile), history.ReadEvents)
 		decisions = history.NewTail(filepath.Join(r.dir, results.ResourceFile), history.ReadDecisions)
@@ -83,6 +77,19 @@ func settled(rep checkers.Report, until int64) []string {
 		if v := rep.Checkers[name].Violations; len(v) > 0 && v[0].Time <= until {
 			out = append(out, name)
 		}
+	}
+	return out
+}
+
+// watchable keeps the checkers of cs that a run can watch as it goes.
+func watchable(cs []checkers.Checker) []checkers.Checker {
+	return slices.DeleteFunc(cs, func(c checkers.Checker) bool { return !c.Watchable })
+}
+
+func checkerNames(cs []checkers.Checker) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.Name
 	}
 	return out
 }

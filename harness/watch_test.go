@@ -44,7 +44,7 @@ func TestStopOnViolationKeepsTheVerdict(t *testing.T) {
 	if s.At < 2 || s.At > 10 || stopped.Info.Timings.Workload > 20 {
 		t.Errorf("stopped at %.1f s, workload %.1f s: want soon after the violation at 2-3 s", s.At, stopped.Info.Timings.Workload)
 	}
-	if !slices.Contains(s.Checkers, "election-safety") {
+	if !slices.Contains(s.Checkers, checkers.ElectionSafetyName) {
 		t.Errorf("stopped by %v", s.Checkers)
 	}
 	if whole.Info.StoppedEarly != nil {
@@ -63,7 +63,7 @@ func TestStopOnViolationKeepsTheVerdict(t *testing.T) {
 			t.Errorf("%s: %s in the whole run, %s in the stopped one", name, res.Valid, got.Valid)
 		}
 	}
-	w, st := whole.Report.Checkers["election-safety"].Violations[0], stopped.Report.Checkers["election-safety"].Violations[0]
+	w, st := whole.Report.Checkers[checkers.ElectionSafetyName].Violations[0], stopped.Report.Checkers[checkers.ElectionSafetyName].Violations[0]
 	if w.Kind != st.Kind || (time.Duration(w.Time-st.Time)).Abs() > 500*time.Millisecond {
 		t.Errorf("first violation: %s at %d in the whole run, %s at %d in the stopped one", w.Kind, w.Time, st.Kind, st.Time)
 	}
@@ -72,11 +72,11 @@ func TestStopOnViolationKeepsTheVerdict(t *testing.T) {
 // Watching names only checkers that judge a history as it grows.
 func TestStopOnNeedsWatchedCheckers(t *testing.T) {
 	cfg := harness.DefaultConfig()
-	cfg.StopOnViolation, cfg.StopOn = true, []string{"linearizable"}
+	cfg.StopOnViolation, cfg.StopOn = true, []string{checkers.LinearizableName}
 	if err := cfg.Validate(); !harness.IsBadInput(err) {
 		t.Errorf("stop on linearizable: %v", err)
 	}
-	cfg.StopOnViolation, cfg.StopOn = false, []string{"stale-token"}
+	cfg.StopOnViolation, cfg.StopOn = false, []string{checkers.StaleTokenName}
 	if err := cfg.Validate(); !harness.IsBadInput(err) {
 		t.Errorf("stop-on without stop-on-violation: %v", err)
 	}

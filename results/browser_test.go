@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/splitbrain/splitbrain/checkers"
 	"github.com/splitbrain/splitbrain/internal/browsertest"
 	"github.com/splitbrain/splitbrain/nemesis"
 )
@@ -68,8 +69,8 @@ func TestReportInBrowser(t *testing.T) {
 	if got := browsertest.Eval[string](t, ctx, `[...document.querySelectorAll("#timeline g.lane")].map(l => l.dataset.node).join(",")`); got != "n1,n2,n3,n4,n5" {
 		t.Errorf("timeline lanes %q, want one per node, n1 to n5", got)
 	}
-	if got := browsertest.Eval[int](t, ctx, `document.querySelectorAll(".violation").length`); got != len(fx.report.Checkers["stale-token"].Violations) {
-		t.Errorf("%d violations listed, results.json holds %d", got, len(fx.report.Checkers["stale-token"].Violations))
+	if got := browsertest.Eval[int](t, ctx, `document.querySelectorAll(".violation").length`); got != len(fx.report.Checkers[checkers.StaleTokenName].Violations) {
+		t.Errorf("%d violations listed, results.json holds %d", got, len(fx.report.Checkers[checkers.StaleTokenName].Violations))
 	}
 
 	// The second violation's link frames its moment and lights up its mark.
@@ -82,7 +83,7 @@ func TestReportInBrowser(t *testing.T) {
 	if after == before {
 		t.Fatalf("the timeline did not move: viewBox %q before and after the click", before)
 	}
-	v2 := fx.report.Checkers["stale-token"].Violations[1]
+	v2 := fx.report.Checkers[checkers.StaleTokenName].Violations[1]
 	inView := browsertest.Eval[bool](t, ctx, `(() => { const [x, , w] = document.querySelector("#timeline svg.zoom").getAttribute("viewBox").split(" ").map(Number);
 		const t = `+ms(v2.Time)+`; return x <= t && t <= x + w; })()`)
 	if !inView {

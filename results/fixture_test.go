@@ -154,10 +154,10 @@ func makeFixture(tb testing.TB, dir string, events int) *fixture {
 	}
 	stored := fx.stale[:min(len(fx.stale), 100)]
 	fx.report = checkers.Report{Valid: checkers.Invalid, Checkers: map[string]checkers.Result{
-		"election-safety": {Valid: checkers.Valid, Figures: map[string]float64{"elections": float64(len(faults) + 1), "violations": 0}},
-		"stale-token": {Valid: checkers.Invalid, Violations: stored,
+		checkers.ElectionSafetyName: {Valid: checkers.Valid, Figures: map[string]float64{"elections": float64(len(faults) + 1), "violations": 0}},
+		checkers.StaleTokenName: {Valid: checkers.Invalid, Violations: stored,
 			Figures: map[string]float64{"stale_accepted": float64(len(fx.stale)), "violations": float64(len(fx.stale))}},
-		"availability": {Valid: checkers.Valid, Figures: map[string]float64{"leaderless_s": 0.3, "leaderless_periods": 1, "leaderless_longest_s": 0.3}},
+		checkers.AvailabilityName: {Valid: checkers.Valid, Figures: map[string]float64{"leaderless_s": 0.3, "leaderless_periods": 1, "leaderless_longest_s": 0.3}},
 	}}
 	if err := WriteJSON(filepath.Join(dir, RunFile), fx.info); err != nil {
 		tb.Fatal(err)

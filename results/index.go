@@ -18,12 +18,15 @@ var indexTmpl = template.Must(template.New("index").Funcs(funcs).Parse(indexPage
 
 // indexRow is one run in results/index.html.
 type indexRow struct {
-	Info       Info
-	Verdict    checkers.Validity
-	Nemesis    string
-	Resource   string
-	Violations int
-	Duration   string
+	Info Info
+	// Verdict is the run's outcome; HarnessFailed says the harness's
+	// failure made it unknown (outcomeOf).
+	Verdict       checkers.Validity
+	HarnessFailed bool
+	Nemesis       string
+	Resource      string
+	Violations    int
+	Duration      string
 }
 
 // indexData is what index.html.tmpl renders.
@@ -54,10 +57,8 @@ func WriteIndex(s Store) error {
 		report, err := ReadResults(filepath.Join(s.Root, info.ID))
 		judged := err == nil
 		c := info.Config
-		r := indexRow{Info: info, Verdict: report.Valid, Nemesis: strings.Join(c.Nemesis, ", "), Resource: string(c.Resource), Duration: "-"}
-		if info.Error != "" {
-			r.Verdict = checkers.Unknown
-		}
+		r := indexRow{Info: info, Nemesis: strings.Join(c.Nemesis, ", "), Resource: string(c.Resource), Duration: "-"}
+		r.Verdict, r.HarnessFailed = outcomeOf(info, report)
 		for _, c := range checkerRows(report) {
 			r.Violations += c.Count
 		}

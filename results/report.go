@@ -40,24 +40,26 @@ var reportTmpl = template.Must(template.New("report").Funcs(funcs).Parse(reportP
 
 // page is what report.html.tmpl renders.
 type page struct {
-	Info       Info
-	Config     Settings
-	Nodes      []string
-	Services   []string // the target's service containers, when faults hit them
-	Verdict    checkers.Validity
-	Word       string // the banner's: the verdict, or "harness failure"
-	Headline   string
-	Duration   string
-	Checkers   []checkerRow
-	Violations []numbered
-	Firsts     []numbered // each failing checker's earliest violation
-	Windows    []numbered
-	Timeline   timelineView
-	Charts     []chartView
-	Avail      availView
-	Harness    harnessView
-	Files      []fileLink
-	CutShort   []history.CutShort // lines left out of the judgment
+	Info     Info
+	Config   Settings
+	Nodes    []string
+	Services []string          // the target's service containers, when faults hit them
+	Verdict  checkers.Validity // the outcome (outcomeOf)
+	// HarnessFailed says the harness's failure made the verdict unknown.
+	HarnessFailed bool
+	Word          string // the banner's: the verdict, or "harness failure"
+	Headline      string
+	Duration      string
+	Checkers      []checkerRow
+	Violations    []numbered
+	Firsts        []numbered // each failing checker's earliest violation
+	Windows       []numbered
+	Timeline      timelineView
+	Charts        []chartView
+	Avail         availView
+	Harness       harnessView
+	Files         []fileLink
+	CutShort      []history.CutShort // lines left out of the judgment
 	// Replay carries out the run's schedule again: its schedule.json
 	// with its settings ("" for a run of an older splitbrain, which has
 	// none).
@@ -97,6 +99,14 @@ type jump struct {
 	Mark   string
 }
 
+// outcomeOf is the run's verdict as it is told (checkers.Report.Outcome),
+// where the harness failure is also one that came before or during the
+// judgment: run.json's error, which results.json cannot hold.
+func outcomeOf(info Info, report checkers.Report) (verdict checkers.Validity, harnessFailed bool) {
+	report.HarnessFailure = cmp.Or(report.HarnessFailure, info.Error)
+	return report.Outcome()
+}
+
 // WriteReport renders report.html into a run's folder from info, the
 // verdicts and h, the history they judged (nil: none was recorded or it
 // could not be read). Beliefs and overlaps are drawn as the checkers found
@@ -109,7 +119,8 @@ func WriteReport(dir string, info Info, report checkers.Report, h []history.Even
 		nodes = append(nodes, fmt.Sprintf("n%d", i))
 	}
 	tl := buildTimeline(h, nodes, cfg.ObserveInterval)
-	p := &page{Info: info, Config: cfg, Verdict: report.Valid, CutShort: report.CutShort}
+	p := &page{Info: info, Config: cfg, CutShort: report.CutShort}
+	p.Verdict, p.HarnessFailed = outcomeOf(info, report)
 	// Lanes past the run's nodes are its other containers that faults hit
 	// (a target's services).
 	for _, n := range tl.Nodes {
@@ -119,11 +130,8 @@ func WriteReport(dir string, info Info, report checkers.Report, h []history.Even
 			p.Nodes = append(p.Nodes, n)
 		}
 	}
-	if info.Error != "" && report.Valid != checkers.Invalid {
-		p.Verdict = checkers.Unknown
-	}
 	p.Word = p.Verdict.String()
-	if info.Error != "" && p.Verdict != checkers.Invalid {
+	if p.HarnessFailed {
 		p.Word = "harness failure"
 	}
 	p.Duration = duration(info, tl)
@@ -313,7 +321,7 @@ func headline(p *page) string {
 	switch {
 	case p.Info.Error != "" && len(p.Checkers) == 0:
 		return "The harness failed, so nothing was judged: " + p.Info.Error
-	case p.Info.Error != "" && p.Verdict != checkers.Invalid:
+	case p.HarnessFailed:
 		return "The harness failed, so the run did not test what it planned; the history until then holds no violation, which proves nothing: " + p.Info.Error
 	case p.Info.Error != "":
 		failed = " The harness failed as well, and the violations found before it stand: " + p.Info.Error

@@ -53,7 +53,7 @@ func TestWriteReportFixture(t *testing.T) {
 
 func TestWriteReportFailedRun(t *testing.T) {
 	judged := func(v checkers.Validity) checkers.Report {
-		return checkers.Report{Valid: v, HarnessFailure: "n3 was removed", Checkers: map[string]checkers.Result{"election-safety": {Valid: v}}}
+		return checkers.Report{Valid: v, HarnessFailure: "n3 was removed", Checkers: map[string]checkers.Result{checkers.ElectionSafetyName: {Valid: v}}}
 	}
 	for _, c := range []struct {
 		name   string
@@ -97,10 +97,10 @@ func TestWriteIndexNewestFirst(t *testing.T) {
 		if err := WriteJSON(filepath.Join(dir, RunFile), info); err != nil {
 			t.Fatal(err)
 		}
-		rep := checkers.Report{Valid: checkers.Valid, Checkers: map[string]checkers.Result{"stale-token": {Valid: checkers.Valid}}}
+		rep := checkers.Report{Valid: checkers.Valid, Checkers: map[string]checkers.Result{checkers.StaleTokenName: {Valid: checkers.Valid}}}
 		if id == "new" {
 			rep = checkers.Report{Valid: checkers.Invalid, Checkers: map[string]checkers.Result{
-				"stale-token": {Valid: checkers.Invalid, Figures: map[string]float64{"violations": 250}, Violations: make([]checkers.Violation, 100)},
+				checkers.StaleTokenName: {Valid: checkers.Invalid, Figures: map[string]float64{"violations": 250}, Violations: make([]checkers.Violation, 100)},
 			}}
 		}
 		if err := WriteJSON(filepath.Join(dir, ResultsFile), rep); err != nil {

@@ -3,6 +3,8 @@ package results
 import (
 	"testing"
 	"time"
+
+	"github.com/splitbrain/splitbrain/checkers"
 )
 
 // The command that repeats a run names its target, faults, limits, resource
@@ -16,7 +18,7 @@ func TestSettingsCommand(t *testing.T) {
 	}
 	s.TargetDir, s.Promise, s.NemesisInterval = "/my/target", "exclusive", 5*time.Second
 	s.Rate, s.ObserveInterval, s.CheckTimeout = 20, 10*time.Millisecond, time.Minute+time.Second
-	s.StopOnViolation, s.StopOn = true, []string{"leader-overlap"}
+	s.StopOnViolation, s.StopOn = true, []string{checkers.LeaderOverlapName}
 	want := `splitbrain run --target-dir=/my/target --promise="exclusive" --nodes=5 --nemesis=partition,pause,kill,clock --nemesis-interval=5s --time-limit=1m0s --quiet-period=10s --recovery-timeout=30s --resource=strict --seed=7 --rate=20 --observe-interval=10ms --check-timeout=1m1s --stop-on-violation --stop-on=leader-overlap`
 	if got := s.Command(); got != want {
 		t.Fatalf("changed:\n got %s\nwant %s", got, want)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/splitbrain/splitbrain/checkers"
+	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/history"
 )
 
@@ -149,8 +150,8 @@ func (b *builder) complete(e *history.Event, inv invoke) {
 		if node != "" {
 			o.Node = int32(b.node(node))
 		}
-		notLeader := strings.Contains(e.Error, "not-leader")
-		if e.Type == history.Fail && !notLeader && (e.Token > 0 || strings.Contains(e.Error, "fenced")) {
+		// A refusal for not leading is no fencing, whatever token it names.
+		if e.Type == history.Fail && e.Error != contract.ErrNotLeader && (e.Token > 0 || e.Error == contract.ErrFenced) {
 			o.Kind = fenced
 		}
 	}

@@ -21,7 +21,7 @@ const stripRuns = 60
 // Outcomes of a run that has no verdict to count; a judged run's outcome
 // is its verdict: "valid", "invalid" or "unknown".
 const (
-	outcomeFailed      = "failed"      // the harness failed
+	outcomeFailed      = "failed"      // the harness failed, and no violation stands
 	outcomeInterrupted = "interrupted" // stopped before it was judged
 	outcomeUnjudged    = "unjudged"    // no results.json: still running, or its controller was killed
 )
@@ -41,8 +41,9 @@ type trendRun struct {
 	// Outcome is the verdict of a judged run, or outcomeFailed,
 	// outcomeInterrupted or outcomeUnjudged: the strip cell's class.
 	Outcome string
-	// First is the time of the earliest stored violation, ns since the run
-	// started; -1 when none was stored.
+	// First is the time of the earliest violation that stands
+	// (checkers.Report.FirstViolation), ns since the run started; -1
+	// when none was stored.
 	First int64
 }
 
@@ -83,19 +84,15 @@ func trendRunOf(row indexRow, report checkers.Report, judged bool) trendRun {
 		Outcome: row.Verdict.String(), First: -1,
 	}
 	switch {
-	case row.Info.Error != "":
+	case row.HarnessFailed:
 		r.Outcome = outcomeFailed
 	case row.Info.Interrupted:
 		r.Outcome = outcomeInterrupted
 	case !judged:
 		r.Outcome = outcomeUnjudged
 	}
-	for _, res := range report.Checkers {
-		for _, v := range res.Violations {
-			if r.First < 0 || v.Time < r.First {
-				r.First = v.Time
-			}
-		}
+	if _, v, ok := report.FirstViolation(); ok {
+		r.First = v.Time
 	}
 	return r
 }

@@ -162,9 +162,9 @@ func TestTrendChange(t *testing.T) {
 func TestTrendRunOf(t *testing.T) {
 	info := Info{ID: "x", Target: "raft", Promise: "exclusive", Seed: 7, Started: night0}
 	report := checkers.Report{Valid: checkers.Invalid, Checkers: map[string]checkers.Result{
-		"leader-overlap": {Valid: checkers.Invalid, Violations: []checkers.Violation{{Time: 5e9}, {Time: 8e9}},
+		checkers.LeaderOverlapName: {Valid: checkers.Invalid, Violations: []checkers.Violation{{Time: 5e9}, {Time: 8e9}},
 			Windows: []checkers.Violation{{Time: 1e9}}},
-		"stale-token": {Valid: checkers.Invalid, Violations: []checkers.Violation{{Time: 3e9}}},
+		checkers.StaleTokenName: {Valid: checkers.Invalid, Violations: []checkers.Violation{{Time: 3e9}}},
 	}}
 	row := indexRow{Info: info, Verdict: checkers.Invalid, Nemesis: "pause, kill", Resource: "unfenced"}
 	want := trendRun{ID: "x", Started: night0, Seed: 7, Target: "raft", Promise: "exclusive", Resource: "unfenced",
@@ -178,7 +178,8 @@ func TestTrendRunOf(t *testing.T) {
 		judged bool
 		want   string
 	}{
-		{"harness failed", func(r *indexRow) { r.Info.Error = "n3 never became healthy" }, true, outcomeFailed},
+		{"harness failed", func(r *indexRow) { r.Verdict, r.HarnessFailed = checkers.Unknown, true }, true, outcomeFailed},
+		{"harness failed after a violation", func(r *indexRow) { r.Info.Error = "harness failure: n3 was removed" }, true, "invalid"},
 		{"interrupted", func(r *indexRow) { r.Info.Interrupted = true }, true, outcomeInterrupted},
 		{"no results.json", func(*indexRow) {}, false, outcomeUnjudged},
 	} {
@@ -229,9 +230,9 @@ func writtenIndex(t *testing.T, s Store) (trend, list string) {
 
 func TestWriteIndexTrend(t *testing.T) {
 	s := Store{Root: t.TempDir()}
-	valid := &checkers.Report{Valid: checkers.Valid, Checkers: map[string]checkers.Result{"stale-token": {Valid: checkers.Valid}}}
+	valid := &checkers.Report{Valid: checkers.Valid, Checkers: map[string]checkers.Result{checkers.StaleTokenName: {Valid: checkers.Valid}}}
 	invalid := &checkers.Report{Valid: checkers.Invalid, Checkers: map[string]checkers.Result{
-		"stale-token": {Valid: checkers.Invalid, Violations: []checkers.Violation{{Kind: "stale-token-accepted", Time: 4e9}}},
+		checkers.StaleTokenName: {Valid: checkers.Invalid, Violations: []checkers.Violation{{Kind: "stale-token-accepted", Time: 4e9}}},
 	}}
 	config := Settings{Nemesis: []string{"pause", "kill"}, Resource: contract.Unfenced, TimeLimit: time.Minute}
 	for i, r := range []struct {

@@ -310,7 +310,7 @@ const maxIdleRows = 10
 func availOf(info Info, cfg Settings, report checkers.Report, tl *timeline) availView {
 	var a availView
 	for _, row := range checkerRows(report) {
-		if row.Name == "availability" {
+		if row.Name == checkers.AvailabilityName {
 			a.Checker = &row
 			a.Tiles = tiles(report.Checkers[row.Name].Figures)
 		}

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/history"
 )
 
@@ -44,23 +45,6 @@ const (
 
 // Kinds lists every Kind.
 var Kinds = []Kind{DuplicateToken, TokenRegressed, StaleAccepted, LongOverlap, StaleRead, NoRecovery, ForgedToken, ShortOverlap}
-
-// Checker names the checker that must find k, as checkers.All names it.
-func (k Kind) Checker() string {
-	switch k {
-	case DuplicateToken, TokenRegressed:
-		return "election-safety"
-	case StaleAccepted, ForgedToken:
-		return "stale-token"
-	case LongOverlap, ShortOverlap:
-		return "leader-overlap"
-	case StaleRead:
-		return "linearizable"
-	case NoRecovery:
-		return "availability"
-	}
-	return ""
-}
 
 // Proof is where an injected violation is: a report of it must cite these
 // history indices and resource seqs among its evidence.
@@ -233,7 +217,7 @@ func claim(e *history.Event) int64 {
 	switch {
 	case answered(e) && e.IsLeader,
 		e.F == history.Write && e.Type == history.OK,
-		e.F == history.Write && e.Type == history.Fail && e.Error == "fenced":
+		e.F == history.Write && e.Type == history.Fail && e.Error == contract.ErrFenced:
 		return e.Token
 	}
 	return 0
@@ -254,7 +238,7 @@ func (r *Run) staleAccepted(rng *rand.Rand) ([]int64, []int64, error) {
 	var cands []cand
 	for i := range r.History {
 		e := &r.History[i]
-		if e.Type == history.Fail && e.Error == "fenced" {
+		if e.Type == history.Fail && e.Error == contract.ErrFenced {
 			if j, ok := refused[kv{e.Key, e.Value}]; ok {
 				cands = append(cands, cand{i, j})
 			}
@@ -336,7 +320,7 @@ func (r *Run) longOverlap(rng *rand.Rand) ([]int64, error) {
 		case answered(e) && !e.IsLeader:
 			e.IsLeader, e.Token, e.LeaderID = true, token, node
 			last = i
-		case e.Type == history.Fail && e.Error == "not-leader":
+		case e.Type == history.Fail && e.Error == contract.ErrNotLeader:
 			drop[i], drop[open[e.Process]] = true, true
 		}
 	}
@@ -577,7 +561,7 @@ func (r *Run) shortOverlap(rng *rand.Rand) ([]int64, error) {
 		if e.Type == history.Invoke {
 			open[e.Process] = i
 		}
-		if inv, ok := open[e.Process]; ok && e.Node == nameA && e.Type == history.Fail && e.Error == "not-leader" && e.Time > a.end && e.Time <= stepDown+2*ms {
+		if inv, ok := open[e.Process]; ok && e.Node == nameA && e.Type == history.Fail && e.Error == contract.ErrNotLeader && e.Time > a.end && e.Time <= stepDown+2*ms {
 			drop[i], drop[inv] = true, true
 		}
 	}

@@ -25,6 +25,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/history"
 )
 
@@ -464,11 +465,11 @@ func (g *gen) emitOps() {
 			case o.lost:
 				done.Type, done.Error = history.Info, "timeout"
 			case !o.leads:
-				done.Type, done.Error = history.Fail, "not-leader"
+				done.Type, done.Error = history.Fail, contract.ErrNotLeader
 			case o.accepted:
 				done.Token, done.Seq = o.token, o.seq
 			default:
-				done.Type, done.Token, done.Error = history.Fail, o.token, "fenced"
+				done.Type, done.Token, done.Error = history.Fail, o.token, contract.ErrFenced
 			}
 		}
 		g.emit(inv)

@@ -16,11 +16,12 @@ import (
 // notes, timings and faults, and where its report is.
 func summarize(out *record.Outcome) {
 	t := out.Info.Timings
-	verdict := strings.ToUpper(out.Report.Valid.String())
-	if out.Report.HarnessFailure != "" && out.Report.Valid != checkers.Invalid {
-		verdict = "HARNESS FAILURE"
+	verdict, harnessFailed := out.Report.Outcome()
+	word := strings.ToUpper(verdict.String())
+	if harnessFailed {
+		word = "HARNESS FAILURE"
 	}
-	fmt.Printf("splitbrain: %s: %s\n", out.Info.ID, verdict)
+	fmt.Printf("splitbrain: %s: %s\n", out.Info.ID, word)
 	if out.Report.HarnessFailure != "" {
 		fmt.Printf("  %s\n", out.Report.HarnessFailure)
 	}
@@ -108,10 +109,11 @@ func figures(f map[string]float64) string {
 // verdictCode is the exit code of a judged run: a harness failure the
 // history does not prove invalid is 255, as it was for the run itself.
 func verdictCode(r checkers.Report) int {
-	if r.HarnessFailure != "" && r.Valid != checkers.Invalid {
+	verdict, harnessFailed := r.Outcome()
+	if harnessFailed {
 		return exitFailed
 	}
-	switch r.Valid {
+	switch verdict {
 	case checkers.Valid:
 		return exitValid
 	case checkers.Invalid:

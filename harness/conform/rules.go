@@ -260,7 +260,7 @@ func follower409(o Observation) (Verdict, string) {
 		if p.Answer.Status != http.StatusConflict {
 			return fail("%s, a follower, answered a write with %s", p.Node, p.Answer.said())
 		}
-		if err := errorIs(p.Answer, "not-leader"); err != nil {
+		if err := errorIs(p.Answer, contract.ErrNotLeader); err != nil {
 			return fail("%s, a follower, answered a write with 409 but %v", p.Node, err)
 		}
 		if p.Held.Seq != 0 {
@@ -281,7 +281,7 @@ func fenced412(o Observation) (Verdict, string) {
 	if p.Answer.Status != http.StatusPreconditionFailed {
 		return fail("%s answered %s to a write the resource refused (conform had written the key with token %d first)", p.Node, p.Answer.said(), p.Planted)
 	}
-	if err := errorIs(p.Answer, "fenced"); err != nil {
+	if err := errorIs(p.Answer, contract.ErrFenced); err != nil {
 		return fail("%s answered a refused write with 412 but %v", p.Node, err)
 	}
 	ans, _ := readObject(p.Answer.Body) // errorIs read it

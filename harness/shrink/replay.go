@@ -101,24 +101,13 @@ func Violations(r checkers.Report) []string {
 	return out
 }
 
-// first is the report's earliest violation, as "checker/kind".
+// first is the report's earliest violation, as "checker/kind"; "" if
+// there is none.
 func first(r checkers.Report) string {
-	var (
-		best string
-		at   int64
-	)
-	for name, c := range r.Checkers {
-		if c.Valid != checkers.Invalid {
-			continue
-		}
-		for _, v := range c.Violations {
-			k := name + "/" + v.Kind
-			if best == "" || v.Time < at || (v.Time == at && k < best) {
-				best, at = k, v.Time
-			}
-		}
+	if checker, v, ok := r.FirstViolation(); ok {
+		return checker + "/" + v.Kind
 	}
-	return best
+	return ""
 }
 
 // Config of `splitbrain shrink`.

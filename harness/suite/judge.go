@@ -42,19 +42,6 @@ func (r Row) Judge(rep checkers.Report) error {
 	return nil
 }
 
-// FirstViolation is the earliest violation in rep and the checker that
-// found it; ok is false if there is none.
-func FirstViolation(rep checkers.Report) (checker string, v checkers.Violation, ok bool) {
-	for name, res := range rep.Checkers {
-		for _, w := range res.Violations {
-			if !ok || w.Time < v.Time || (w.Time == v.Time && name < checker) {
-				checker, v, ok = name, w, true
-			}
-		}
-	}
-	return checker, v, ok
-}
-
 func list(names []string) string {
 	if len(names) == 0 {
 		return ""
@@ -86,7 +73,7 @@ func Record(c Case, out *record.Outcome, err error, took time.Duration) results.
 	rep := out.Report
 	rc.Verdict = rep.Valid.String()
 	rc.StoppedEarly = out.Info.StoppedEarly != nil
-	checker, first, found := FirstViolation(rep)
+	checker, first, found := rep.FirstViolation()
 	if found {
 		at := time.Duration(first.Time).Seconds()
 		rc.FirstViolation = &at

@@ -17,6 +17,7 @@ const module = "github.com/splitbrain/splitbrain/"
 // import one on a lower floor, or one of its own folder, never one above
 // it nor a neighbour on its own floor.
 var floors = map[string]int{
+	"e2e":       8,
 	"cmd":       7,
 	"harness":   6,
 	"results":   5,

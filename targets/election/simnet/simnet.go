@@ -1,4 +1,4 @@
-// Package simnet is a deterministic in-memory network for the tests of the election state machines: fake time, FIFO delivery, and faults (loss, delay, cut links, crashes), with the scenarios the epoch algorithms share.
+// Package simnet is a deterministic in-memory network for the tests of the election state machines: fake time, FIFO delivery, and faults (loss, delay, partitions, crashes), with the scenarios the epoch algorithms share.
 package simnet
 
 import (
@@ -103,9 +103,6 @@ func (nw *Network[M]) Partition(group []string) {
 		}
 	}
 }
-
-// CutLink cuts the link from a to b only.
-func (nw *Network[M]) CutLink(a, b string) { nw.cut[[2]string{a, b}] = true }
 
 // Heal restores every link.
 func (nw *Network[M]) Heal() { clear(nw.cut) }

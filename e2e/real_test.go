@@ -1,0 +1,370 @@
+package e2e
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/splitbrain/splitbrain/checkers"
+	"github.com/splitbrain/splitbrain/harness"
+	"github.com/splitbrain/splitbrain/history"
+	"github.com/splitbrain/splitbrain/results"
+)
+
+// row is a real system under faults and what its run must show.
+type row struct {
+	name   string // the subtest's: the target's, and what sets the row apart
+	target string
+	faults []string
+	// interval is the time between faults; zero paces them by the
+	// cluster: each healed once the target reacted.
+	timeLimit, interval time.Duration
+	// recovery, when set, bounds the wait for one leader after the last
+	// heal: a target that is meant to keep two needs it short.
+	recovery time.Duration
+	// system is the package or program whose version run.json must name;
+	// "" for a library compiled into the node, whose log names its version.
+	system string
+	// logs holds, by container, a line of its own log that proves the real
+	// system ran there.
+	logs map[string]string
+	// valid is the verdict the run must reach, and checkers the verdicts
+	// some checkers must; a valid run is valid by every checker.
+	valid    checkers.Validity
+	checkers map[string]checkers.Validity
+	// leaderships is the fewest (node, token) leaderships a run shows.
+	leaderships int
+	// knownBug, when set, tells from a run's own logs whether a known bug
+	// of the real system struck it, and so which checkers it may turn.
+	knownBug func(t *testing.T, r run) (excused []string, bug string)
+	// more checks what is particular to the row.
+	more func(t *testing.T, r run)
+}
+
+// realSystems are the targets that run real servers or libraries. The
+// fault timings follow the systems' own: each fault is in effect longer
+// than the session, lease or election that it must end.
+var realSystems = []row{{
+	// Every node a real etcd member: a leader killed, and one cut off
+	// from the others, are replaced by Raft; each leadership has a term of
+	// its own, terms rise, and no deposed leader leads on past the bound.
+	// One fault of each at 4 s and 8 s, each healed 2 s later; none so near
+	// the end that a slow kill is cut short by the time limit.
+	name: "etcd", target: "etcd",
+	faults:    []string{"kill-leader", "partition-leader"},
+	timeLimit: 11 * time.Second, interval: 4 * time.Second,
+	system: "etcd", logs: map[string]string{"n1": "starting an etcd server"},
+	valid: checkers.Valid, leaderships: 3,
+	more: polledOnly,
+}, {
+	// Electors on etcd's election recipe against three real members: a
+	// member killed changes nothing the electors see; the leading elector
+	// cut from every member loses its session, and another wins with a
+	// higher revision. Each fault in effect for 4 s: a session lives 2 s
+	// past its last keep-alive, and its client checks once a second.
+	name: "etcd-election", target: "etcd-election",
+	faults:    []string{"kill-service", "partition-service"},
+	timeLimit: 21 * time.Second, interval: 8 * time.Second,
+	system: "etcd", logs: map[string]string{"etcd1": "starting an etcd server"},
+	valid: checkers.Valid, leaderships: 2,
+}, {
+	// The elector that never watches its session, cut from etcd at 8 s
+	// for 4 s, leads on after its key is gone and another elector won.
+	name: "etcd-election-naive", target: "etcd-election-naive",
+	faults:    []string{"partition-service"},
+	timeLimit: 13 * time.Second, interval: 8 * time.Second, recovery: 3 * time.Second,
+	system: "etcd",
+	valid:  checkers.Invalid, checkers: map[string]checkers.Validity{checkers.LeaderOverlapName: checkers.Invalid},
+}, {
+	// The real hashicorp/raft, a node per container: its leader killed,
+	// then cut off, and each time another leads in a newer term, the old
+	// one stepping down within the promised bound. A follower campaigns
+	// 0.5-1 s after its leader went quiet.
+	name: "hashicorp-raft", target: "hashicorp-raft",
+	faults:    []string{"kill-leader", "partition-leader"},
+	timeLimit: 11 * time.Second, interval: 4 * time.Second,
+	logs:  map[string]string{"n1": "hashicorp/raft v1.8.0"},
+	valid: checkers.Valid, leaderships: 3,
+}, {
+	// client-go's leader election against a real kube-apiserver on etcd:
+	// the leading elector killed, then frozen past the lease, and each
+	// time another takes the Lease with more transitions behind it, its
+	// token above the last; the strict resource fences the frozen one's
+	// writes. Paced: a fault is healed once another elector took the
+	// Lease, so a killed leader cannot restart in time to take it back.
+	name: "k8s-lease", target: "k8s-lease",
+	faults:    []string{"kill-leader", "pause-leader"},
+	timeLimit: 16 * time.Second,
+	system:    "kube-apiserver",
+	logs: map[string]string{
+		"apiserver": "Version: v1.37.2",
+		"n1":        "client-go leader election on Lease default/splitbrain",
+	},
+	valid: checkers.Valid, leaderships: 3,
+}, {
+	// The seeds' Redis elector against a real redis-server that persists
+	// every write: killed and restarted, or cut off from the leader, it
+	// still gives one leader at a time and tokens that only grow.
+	name: "redis-lease", target: "redis-lease",
+	faults:    []string{"kill-service", "partition-service"},
+	timeLimit: 12 * time.Second, interval: 3 * time.Second,
+	system: "redis-server", logs: map[string]string{"redis": "Ready to accept connections"},
+	valid: checkers.Valid, leaderships: 2,
+}, {
+	// A frozen leader of the same elector wakes still leading beside the
+	// node that took its expired lock, and steps down within one round
+	// trip to Redis: an overlap the pause's heal begins.
+	name: "redis-lease-paused-leader", target: "redis-lease",
+	faults:    []string{"pause-leader"},
+	timeLimit: 8 * time.Second,
+	system:    "redis-server",
+	valid:     checkers.Invalid, checkers: map[string]checkers.Validity{checkers.LeaderOverlapName: checkers.Invalid},
+	more: wokenLeaderSeen,
+}, {
+	// Real Redis servers and three real Sentinels: the primary cut from
+	// the Sentinels is failed over, a replica leads with the epoch that
+	// promoted it, and the old primary, never told, leads on beside it
+	// (the overlap Jepsen found) while the strict resource fences its
+	// writes.
+	name: "redis-sentinel", target: "redis-sentinel",
+	faults:    []string{"partition-service"},
+	timeLimit: 10 * time.Second, interval: 8 * time.Second,
+	system: "redis-server",
+	logs: map[string]string{
+		"n1":        "Ready to accept connections",
+		"sentinel1": "+monitor master mymaster",
+	},
+	valid: checkers.Valid, leaderships: 2,
+	more: sentinelFailedOver,
+}, {
+	// Electors on ZooKeeper's election recipe against three real servers:
+	// a server killed moves its clients to another, in the same sessions;
+	// the leading elector cut from every server stops believing before
+	// its session expires, and the next in the queue leads with a higher
+	// czxid. Each fault in effect for 3 s: a session expires 2 s after
+	// ZooKeeper last heard of it, and the next elector is told at once.
+	name: "zk-election", target: "zk-election",
+	faults:    []string{"kill-service", "partition-service"},
+	timeLimit: 16 * time.Second, interval: 6 * time.Second,
+	system: "libzookeeper-java",
+	logs: map[string]string{
+		"n1":  "correct elector on ZooKeeper",
+		"zk1": "Reading configuration from: /data/zoo.cfg",
+	},
+	valid: checkers.Valid, leaderships: 2,
+}, {
+	// The elector that believes until told its session expired, cut from
+	// ZooKeeper at 6 s for 3 s, cannot be told: it leads on after its
+	// znode is gone and the next elector leads, until the cut heals.
+	name: "zk-election-naive", target: "zk-election-naive",
+	faults:    []string{"partition-service"},
+	timeLimit: 10 * time.Second, interval: 6 * time.Second, recovery: 3 * time.Second,
+	system: "libzookeeper-java",
+	valid:  checkers.Invalid, checkers: map[string]checkers.Validity{checkers.LeaderOverlapName: checkers.Invalid},
+}, {
+	// Every node a real ZooKeeper server of one ensemble: a leader killed,
+	// cut off and frozen is each time replaced through ZooKeeper's own
+	// election, every leadership has an epoch of its own, and no deposed
+	// leader leads on past the bound.
+	name: "zookeeper", target: "zookeeper",
+	faults:    []string{"kill-leader", "partition-leader", "pause-leader"},
+	timeLimit: 16 * time.Second, interval: 4 * time.Second,
+	system: "libzookeeper-java", logs: map[string]string{"n1": "QuorumPeerMain"},
+	valid: checkers.Valid, leaderships: 3,
+}, {
+	// Curator's LeaderLatch against three real ZooKeeper servers: a server
+	// killed moves the latch's client to another; the leading node cut
+	// from every server is SUSPENDED and gives up leading, its session
+	// expires, and another node's latch leads with a higher token. Each
+	// fault in effect for 4 s: a session lives 2 s past the last word from
+	// its client.
+	name: "curator-latch", target: "curator-latch",
+	faults:    []string{"kill-service", "partition-service"},
+	timeLimit: 21 * time.Second, interval: 8 * time.Second,
+	system: "libcurator-recipes-java", logs: map[string]string{"n1": "n1: connection CONNECTED"},
+	valid: checkers.Valid, leaderships: 2,
+	knownBug: relatchedAfterLost,
+}}
+
+// TestRealSystems runs each row of realSystems, side by side: each run has
+// a network of its own, and most of it is waiting on the system's timers.
+func TestRealSystems(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts containers")
+	}
+	for _, r := range realSystems {
+		t.Run(r.name, func(t *testing.T) {
+			t.Parallel()
+			r.check(t, runTarget(t, r.config(t)))
+		})
+	}
+}
+
+// config is a short run of the row's target on three nodes.
+func (r row) config(t *testing.T) harness.Config {
+	cfg := harness.DefaultConfig()
+	cfg.RepoRoot, cfg.TargetsRoot = "..", "../targets"
+	cfg.ResultsDir = t.TempDir()
+	cfg.Progress = nil
+	cfg.Nodes = 3
+	cfg.QuietPeriod = 2 * time.Second
+	cfg.Seed = 1
+	cfg.Target, cfg.Nemesis = r.target, r.faults
+	cfg.TimeLimit, cfg.NemesisInterval = r.timeLimit, r.interval
+	if r.recovery > 0 {
+		cfg.RecoveryTimeout = r.recovery
+	}
+	return cfg
+}
+
+// check fails t where run differs from what the row must show: every
+// fault took effect, the real system ran, the verdicts, the leaderships.
+func (r row) check(t *testing.T, run run) {
+	t.Helper()
+	assertFaultsTookEffect(t, run.info.Faults, r.faults)
+	if r.system != "" && run.info.Versions.System[r.system] == "" {
+		t.Errorf("run.json names no %s version: %+v", r.system, run.info.Versions)
+	}
+	for container, line := range r.logs {
+		b, err := os.ReadFile(filepath.Join(run.dir, results.LogsDir, container+".log"))
+		if err != nil || !strings.Contains(string(b), line) {
+			t.Errorf("%s.log does not say %q (%v)", container, line, err)
+		}
+	}
+	var excused []string
+	if r.knownBug != nil && run.report.Valid != r.valid {
+		var bug string
+		if excused, bug = r.knownBug(t, run); len(excused) > 0 {
+			t.Logf("%s: %v may differ from valid", bug, excused)
+		}
+	}
+	for _, e := range r.verdictErrors(run.report, excused) {
+		t.Error(e)
+	}
+	if l := leaderships(run.events); len(l) < r.leaderships {
+		t.Errorf("leaderships %v: want at least %d, a first leader and one after each fault that ends one", l, r.leaderships)
+	}
+	if r.more != nil {
+		r.more(t, run)
+	}
+}
+
+// verdictErrors says how report differs from the verdicts the row must
+// reach. A checker excused by a known bug may differ from valid, and the
+// overall verdict with it.
+func (r row) verdictErrors(report checkers.Report, excused []string) []string {
+	var errs []string
+	for _, name := range slices.Sorted(maps.Keys(r.checkers)) {
+		if got, want := report.Checkers[name].Valid, r.checkers[name]; got != want {
+			errs = append(errs, fmt.Sprintf("%s %v, want %v: %+v", name, got, want, report.Checkers[name].Figures))
+		}
+	}
+	if report.Valid == r.valid {
+		return errs
+	}
+	if r.valid != checkers.Valid || len(excused) == 0 {
+		return append(errs, fmt.Sprintf("verdict %v, want %v: %+v", report.Valid, r.valid, report.Checkers))
+	}
+	for _, name := range slices.Sorted(maps.Keys(report.Checkers)) {
+		if res := report.Checkers[name]; res.Valid != checkers.Valid && !slices.Contains(excused, name) {
+			errs = append(errs, fmt.Sprintf("%s %v: %+v", name, res.Valid, res.Violations))
+		}
+	}
+	return errs
+}
+
+// assertFaultsTookEffect fails unless each fault named was injected, and
+// every fault of the run took effect without an error.
+func assertFaultsTookEffect(t *testing.T, effects []checkers.FaultEffect, faults []string) {
+	t.Helper()
+	injected := map[string]bool{}
+	for _, f := range effects {
+		if f.Error != "" {
+			t.Errorf("%s: %s", f.Fault, f.Error)
+		}
+		injected[f.Fault] = true
+	}
+	for _, f := range faults {
+		if !injected[f] {
+			t.Errorf("%s never injected: %+v", f, effects)
+		}
+	}
+}
+
+// leaderships lists each (node, token) that an observation saw leading,
+// in the order first seen.
+func leaderships(events []history.Event) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, e := range events {
+		if e.Type == history.Leader && e.IsLeader {
+			k := fmt.Sprintf("%s@%d", e.Node, e.Token)
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, k)
+			}
+		}
+	}
+	return out
+}
+
+// polledOnly: the etcd agent asks its member for every belief; it serves
+// no watch, so no line of its history was pushed.
+func polledOnly(t *testing.T, r run) {
+	for _, e := range r.events {
+		if e.At != 0 {
+			t.Fatalf("a pushed line from an agent that serves no watch: %+v", e)
+		}
+	}
+}
+
+// sentinelFailedOver: n1 is the first primary, with epoch 1, a promoted
+// replica the next, and the old primary led on beside it.
+func sentinelFailedOver(t *testing.T, r run) {
+	if l := leaderships(r.events); len(l) < 2 || l[0] != "n1@1" {
+		t.Errorf("leaderships %v: want n1 with epoch 1, then a promoted replica", l)
+	}
+	if overlap := r.report.Checkers[checkers.LeaderOverlapName]; overlap.Figures["windows"] == 0 {
+		t.Errorf("no two primaries at once: %+v", overlap.Figures)
+	}
+}
+
+// wokenLeaderSeen: the watch a leader was serving when it froze tells its
+// belief the moment it thaws, so some pause in which another node took the
+// lock began an overlap at its heal. Not every one: a leader frozen with
+// its GET's answer already on the wire steps down before its first sample.
+func wokenLeaderSeen(t *testing.T, r run) {
+	overlap := r.report.Checkers[checkers.LeaderOverlapName]
+	var frozen string
+	var struck int64
+	pauses, seen := 0, 0
+	for _, e := range r.events {
+		switch {
+		case e.Type == history.Nemesis && e.Phase == history.Inject && e.Error == "":
+			frozen, struck = e.Nodes[0], e.Time
+		case e.Type == history.Nemesis && e.Phase == history.Heal && e.Error == "":
+			took := slices.ContainsFunc(r.events, func(o history.Event) bool {
+				return o.Type == history.Leader && o.IsLeader && o.Node != frozen && o.Time > struck && o.Time < e.Sent
+			})
+			if !took {
+				continue
+			}
+			pauses++
+			healed := e.Sent
+			if slices.ContainsFunc(overlap.Violations, func(v checkers.Violation) bool {
+				return v.Time >= healed && v.Time < healed+int64(time.Second)
+			}) {
+				seen++
+			}
+		}
+	}
+	if seen == 0 {
+		t.Fatalf("none of the %d pauses in which another node took the lock began an overlap at its heal; overlaps: %+v", pauses, overlap.Violations)
+	}
+	t.Logf("%d of %d pauses in which another node took the lock began an overlap at their heal", seen, pauses)
+}

@@ -1,0 +1,77 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/splitbrain/splitbrain/checkers"
+	"github.com/splitbrain/splitbrain/harness"
+	"github.com/splitbrain/splitbrain/harness/record"
+	"github.com/splitbrain/splitbrain/history"
+	"github.com/splitbrain/splitbrain/results"
+)
+
+// run is what a finished run left for a test to judge.
+type run struct {
+	dir    string // the run folder: run.json, the history, the logs
+	info   results.Info
+	report checkers.Report
+	events []history.Event
+}
+
+// runMargin is how long before the test's deadline a run is stopped. go
+// test's -timeout kills the whole binary, and a run killed so leaves its
+// containers behind; stopped this much earlier, the harness tears the run
+// down itself (at most a minute) and the test fails on its own.
+const runMargin = 90 * time.Second
+
+// runTarget runs cfg and returns what it left once nothing of it runs any
+// more. Every call to the harness that a test makes goes through here.
+func runTarget(t *testing.T, cfg harness.Config) run {
+	t.Helper()
+	ctx := t.Context()
+	if deadline, ok := t.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline.Add(-runMargin))
+		defer cancel()
+	}
+	out, err := record.Run(ctx, cfg)
+	if out != nil {
+		assertNothingLeft(t, out.Info.ID)
+	}
+	switch {
+	case err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
+		t.Fatalf("stopped %v before the test's deadline: %v", runMargin, err)
+	case err != nil:
+		t.Fatal(err)
+	case out.Info.Interrupted:
+		t.Fatal("the run was interrupted")
+	}
+	events, err := history.ReadFile(filepath.Join(out.Dir, results.HistoryFile), history.ReadEvents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run{dir: out.Dir, info: out.Info, report: out.Report, events: events}
+}
+
+// assertNothingLeft fails if any container or network of the run survived
+// it, and removes them.
+func assertNothingLeft(t *testing.T, runID string) {
+	t.Helper()
+	ctx := context.Background()
+	d, err := harness.ConnectDocker(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	left, err := d.Remove(ctx, harness.LabelRun+"="+runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left.Containers+left.Networks+len(left.Stuck) > 0 {
+		t.Errorf("run %s left %d containers and %d networks behind, and %v the Engine would not remove", runID, left.Containers, left.Networks, left.Stuck)
+	}
+}
