@@ -239,12 +239,9 @@ func prepare(cfg Config) (*run, error) {
 		notes = append(notes, fmt.Sprintf("%s reach nothing in target %s: its nodes read no clock that can be skewed (clock: %s in its %s), so they prove nothing here",
 			strings.Join(blind, ", "), m.Name, targets.ClockNone, targets.ManifestFile))
 	}
-	schedule := nemesis.Paced(names, paceOf(m, promise), cfg.TimeLimit, cfg.Seed)
-	switch {
-	case explicit != nil:
+	schedule := cfg.schedule(names, paceOf(m, promise))
+	if explicit != nil {
 		schedule = nemesis.OfExplicit(*explicit)
-	case cfg.NemesisInterval > 0:
-		schedule = nemesis.Fixed(names, cfg.NemesisInterval, cfg.TimeLimit, cfg.Seed)
 	}
 	if cfg.ResultsDir, err = filepath.Abs(cfg.ResultsDir); err != nil {
 		return nil, badInput("--results: %v", err)
@@ -601,7 +598,13 @@ func (r *run) drive(ctx context.Context) error {
 	}
 	select {
 	case <-ctx.Done():
-	case <-time.After(r.cfg.TimeLimit):
+	// --faults: the run ends with its faults, or fails at their ceiling.
+	case <-nem.Spent():
+	case <-time.After(r.cfg.limit(r.schedule)):
+		if r.schedule.Steady > 0 {
+			guard.fail("the run reached its ceiling of %s after %d of its %d faults were healed, before the cluster was steady after the last: it did not test what it planned",
+				r.cfg.limit(r.schedule), nem.Healed(), len(r.schedule.Faults))
+		}
 	case <-guard.Broken():
 	case v := <-violation:
 		// Ended as the time limit would end it: the fault in effect is
