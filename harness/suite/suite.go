@@ -50,7 +50,7 @@ type Settings struct {
 	// healed this many and its cluster is steady after the last, however
 	// slow the machine. A row without faults (nemesis none) runs for its
 	// time limit.
-	Faults int `yaml:"faults"`
+	Faults          int           `yaml:"faults"`
 	QuietPeriod     time.Duration `yaml:"quiet_period"`
 	RecoveryTimeout time.Duration `yaml:"recovery_timeout"`
 	Resource        string        `yaml:"resource"`
