@@ -13,8 +13,8 @@ import (
 // fault hits a cluster with a steady leader, and lasts until it has had
 // its effect.
 type Pace struct {
-	// Settle: a single leader seen this long makes the cluster ready for
-	// the next fault.
+	// Settle: the cluster Steady this long (one leader, every node
+	// answering) makes it ready for the next fault.
 	Settle time.Duration `json:"settle"`
 	// Wait: strike anyway this long after the last heal (or the start)
 	// when the cluster never became ready, so that a cluster that cannot

@@ -1,6 +1,8 @@
 package suite
 
 import (
+	"errors"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -130,5 +132,22 @@ func TestParseCPU(t *testing.T) {
 	}
 	if _, err := ReadCPU(); err != nil {
 		t.Logf("no /proc/stat here: %v", err)
+	}
+}
+
+// A runner of N runs at once has room below N; an Auto one follows a
+// Gate, or takes a run per core where the CPU cannot be read.
+func TestRunnerRoom(t *testing.T) {
+	room := Runner{Parallel: 3}.room()
+	if !room(2) || room(3) {
+		t.Error("three at once: room for a third, not a fourth")
+	}
+	blind := Runner{CPU: func() (CPU, error) { return CPU{}, errors.New("no /proc/stat") }}.room()
+	if !blind(runtime.NumCPU()-1) || blind(runtime.NumCPU()) {
+		t.Errorf("auto without a CPU to read: want a run per core (%d)", runtime.NumCPU())
+	}
+	busy := Runner{CPU: func() (CPU, error) { return CPU{Total: 1}, nil }}.room()
+	if !busy(0) || busy(1) {
+		t.Error("auto: the first run starts, the second waits for a window's measure")
 	}
 }
