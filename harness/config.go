@@ -82,15 +82,6 @@ func (c Config) schedule(names [][]string, pace nemesis.Pace) nemesis.Schedule {
 	return nemesis.Paced(names, pace, c.TimeLimit, c.Seed)
 }
 
-// limit is how long the faults of schedule s may go on: the time limit,
-// or the ceiling of a schedule bounded by its faults.
-func (c Config) limit(s nemesis.Schedule) time.Duration {
-	if s.Steady == 0 {
-		return c.TimeLimit
-	}
-	return s.Ceiling(c.StartTimeout)
-}
-
 // BadInputError is a configuration the user must fix; the CLI exits 254.
 type BadInputError struct{ Msg string }
 

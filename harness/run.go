@@ -600,11 +600,9 @@ func (r *run) drive(ctx context.Context) error {
 	case <-ctx.Done():
 	// --faults: the run ends with its faults, or fails at their ceiling.
 	case <-nem.Spent():
+		r.faultsOver(guard, nem, time.Since(start), true)
 	case <-time.After(r.cfg.limit(r.schedule)):
-		if r.schedule.Steady > 0 {
-			guard.fail("the run reached its ceiling of %s after %d of its %d faults were healed, before the cluster was steady after the last: it did not test what it planned",
-				r.cfg.limit(r.schedule), nem.Healed(), len(r.schedule.Faults))
-		}
+		r.faultsOver(guard, nem, time.Since(start), false)
 	case <-guard.Broken():
 	case v := <-violation:
 		// Ended as the time limit would end it: the fault in effect is
