@@ -598,11 +598,8 @@ func (r *run) drive(ctx context.Context) error {
 	}
 	select {
 	case <-ctx.Done():
-	// --faults: the run ends with its faults, or fails at their ceiling.
-	case <-nem.Spent():
-		r.faultsOver(guard, nem, time.Since(start), true)
+	case <-nem.Spent(): // --faults: every fault healed, the cluster steady after the last
 	case <-time.After(r.cfg.limit(r.schedule)):
-		r.faultsOver(guard, nem, time.Since(start), false)
 	case <-guard.Broken():
 	case v := <-violation:
 		// Ended as the time limit would end it: the fault in effect is
@@ -612,6 +609,7 @@ func (r *run) drive(ctx context.Context) error {
 		r.info.Notes = append(r.info.Notes, fmt.Sprintf("stopped early: %s found a violation %.1f s into the run, which ended there instead of at its time limit of %s; the verdict judges the whole history, healed and quiet",
 			strings.Join(v.Checkers, ", "), v.At, r.cfg.TimeLimit))
 	}
+	r.faultsOver(guard, nem, time.Since(start)) // --faults
 	stopNemesis()
 	<-nemDone // every fault healed
 	if guard.err() == nil {
