@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/splitbrain/splitbrain/contract"
+	"github.com/splitbrain/splitbrain/nemesis"
 	"github.com/splitbrain/splitbrain/results"
 	"github.com/splitbrain/splitbrain/targets"
 )
@@ -28,6 +29,16 @@ type Config struct {
 	// Schedule, when set, is an explicit schedule file (`--schedule`):
 	// its faults, at its times, instead of --nemesis's.
 	Schedule string
+	// Faults, when set (`--faults N`), bounds the run by its faults
+	// instead of its time limit: it goes on until the nemesis has struck
+	// and healed this many and the cluster is steady after the last (see
+	// nemesis.Bounded), or until its violation with StopOnViolation. A
+	// slow restart on a loaded machine then delays the next fault instead
+	// of eating the run. Its ceiling (nemesis.Schedule.Ceiling, with
+	// StartTimeout for a restart) keeps it from hanging: a run that
+	// reaches it has not tested what it planned, a harness failure unless
+	// its history already proves it invalid.
+	Faults int
 	// Progress receives the live progress line; nil for none.
 	Progress io.Writer
 }
@@ -49,10 +60,26 @@ func DefaultConfig() Config {
 // Command is the `splitbrain run` that repeats the run, with its
 // explicit schedule if it has one.
 func (c Config) Command() string {
-	if c.Schedule == "" {
-		return c.Settings.Command()
+	switch {
+	case c.Schedule != "":
+		return results.ReplayCommand(c.Settings, c.Schedule)
+	case c.Faults > 0:
+		return c.Settings.Command() + fmt.Sprintf(" --faults=%d", c.Faults)
 	}
-	return results.ReplayCommand(c.Settings, c.Schedule)
+	return c.Settings.Command()
+}
+
+// schedule is what the nemesis does with the faults names (Order's
+// groups), paced by pace unless the config sets a rhythm: as many faults
+// as the time limit holds, or Faults.
+func (c Config) schedule(names [][]string, pace nemesis.Pace) nemesis.Schedule {
+	switch {
+	case c.Faults > 0:
+		return nemesis.Bounded(names, c.Faults, pace, c.NemesisInterval, c.Seed)
+	case c.NemesisInterval > 0:
+		return nemesis.Fixed(names, c.NemesisInterval, c.TimeLimit, c.Seed)
+	}
+	return nemesis.Paced(names, pace, c.TimeLimit, c.Seed)
 }
 
 // BadInputError is a configuration the user must fix; the CLI exits 254.
@@ -105,6 +132,12 @@ func (c Config) Validate() error {
 		return badInput("--start-timeout must be positive, not %s", c.StartTimeout)
 	case c.ResultsDir == "":
 		return badInput("--results must name a folder")
+	case c.Faults < 0:
+		return badInput("--faults must not be negative, not %d", c.Faults)
+	case c.Faults > 0 && c.Schedule != "":
+		return badInput("--faults and --schedule: an explicit schedule has its own faults")
+	case c.Faults > 0 && slices.Equal(c.Nemesis, []string{"none"}):
+		return badInput("--faults %d with --nemesis none: there is no fault to count", c.Faults)
 	}
 	if c.Promise != "" {
 		if _, err := contract.ParsePromise(c.Promise); err != nil {

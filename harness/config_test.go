@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/targets"
@@ -103,5 +104,50 @@ func TestRunSecret(t *testing.T) {
 	}
 	if secrets[0] == secrets[1] {
 		t.Errorf("two runs share the secret %q", secrets[0])
+	}
+}
+
+// --faults bounds a run by its faults: exactly that many, paced or on the
+// rhythm asked for, the faults' ceiling instead of the time limit, and
+// the flag in the command that repeats it. It needs faults to count.
+func TestPrepareFaultBound(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.RepoRoot, cfg.TargetsRoot, cfg.ResultsDir = "..", "../targets", t.TempDir()
+	cfg.Target, cfg.Nemesis, cfg.Faults = "bully", []string{"kill-leader"}, 6
+	r, err := prepare(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := r.schedule
+	if len(s.Faults) != 6 || s.Pace == nil || s.Steady != s.Pace.Wait {
+		t.Fatalf("schedule %+v: want 6 paced faults, steady for the pace's wait", s)
+	}
+	if got, want := cfg.limit(s), s.Ceiling(cfg.StartTimeout); got != want || got <= cfg.TimeLimit {
+		t.Errorf("limit %s, want the ceiling %s", got, want)
+	}
+	if !strings.HasSuffix(r.info.Command, " --faults=6") {
+		t.Errorf("command %q", r.info.Command)
+	}
+
+	cfg.NemesisInterval = 8 * time.Second
+	if r, err = prepare(cfg); err != nil || len(r.schedule.Steps) != 12 || r.schedule.Pace != nil {
+		t.Errorf("on a rhythm: %+v, %v", r.schedule, err)
+	}
+
+	cfg.Faults, cfg.NemesisInterval = 0, 0
+	if r, err = prepare(cfg); err != nil || r.schedule.Steady != 0 || cfg.limit(r.schedule) != cfg.TimeLimit {
+		t.Errorf("without --faults: %+v, %v", r.schedule, err)
+	}
+
+	for _, bad := range []func(*Config){
+		func(c *Config) { c.Faults = -1 },
+		func(c *Config) { c.Faults, c.Nemesis = 2, []string{"none"} },
+		func(c *Config) { c.Faults, c.Schedule = 2, "schedule.json" },
+	} {
+		c := cfg
+		bad(&c)
+		if err := c.Validate(); !IsBadInput(err) {
+			t.Errorf("%+v: %v", c, err)
+		}
 	}
 }

@@ -184,7 +184,8 @@ func (r *run) awaitEnd(ctx context.Context, w *workload) {
 	}
 	select {
 	case <-ctx.Done():
-	case <-time.After(r.cfg.TimeLimit):
+	case <-w.nem.Spent(): // --faults: every fault healed, the cluster steady after the last
+	case <-time.After(r.cfg.limit(r.schedule)):
 	case <-w.guard.Broken():
 	case v := <-violation:
 		// Ended as the time limit would end it: the fault in effect is
@@ -194,6 +195,7 @@ func (r *run) awaitEnd(ctx context.Context, w *workload) {
 		r.info.Notes = append(r.info.Notes, fmt.Sprintf("stopped early: %s found a violation %.1f s into the run, which ended there instead of at its time limit of %s; the verdict judges the whole history, healed and quiet",
 			strings.Join(v.Checkers, ", "), v.At, r.cfg.TimeLimit))
 	}
+	r.faultsOver(w.guard, w.nem, time.Since(w.start))
 }
 
 // windDown heals every fault, lets the workload run on through the quiet

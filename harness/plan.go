@@ -43,12 +43,9 @@ func prepare(cfg Config) (*run, error) {
 	if err != nil {
 		return nil, err
 	}
-	schedule := nemesis.Paced(p.names, paceOf(m, promise), cfg.TimeLimit, cfg.Seed)
-	switch {
-	case explicit != nil:
+	schedule := cfg.schedule(p.names, paceOf(m, promise))
+	if explicit != nil {
 		schedule = nemesis.OfExplicit(*explicit)
-	case cfg.NemesisInterval > 0:
-		schedule = nemesis.Fixed(p.names, cfg.NemesisInterval, cfg.TimeLimit, cfg.Seed)
 	}
 	if cfg.ResultsDir, err = filepath.Abs(cfg.ResultsDir); err != nil {
 		return nil, badInput("--results: %v", err)

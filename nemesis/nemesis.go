@@ -4,6 +4,7 @@ package nemesis
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -63,6 +64,10 @@ type Nemesis struct {
 	// half-way still tells what it did.
 	Taken func(Explicit)
 
+	// spent closes once a schedule bounded by its faults is over: see
+	// Spent.
+	spent chan struct{}
+
 	mu     sync.Mutex
 	active []active
 	taken  Explicit
@@ -84,7 +89,25 @@ func New(s Schedule, faults []Fault, seed uint64, c Cluster, rec *history.Record
 	for _, f := range faults {
 		byName[f.Name] = f
 	}
-	return &Nemesis{schedule: s, faults: byName, rng: rand.New(rand.NewPCG(seed, 0x4e454d)), cluster: c, rec: rec}
+	return &Nemesis{schedule: s, faults: byName, rng: rand.New(rand.NewPCG(seed, 0x4e454d)), cluster: c, rec: rec, spent: make(chan struct{})}
+}
+
+// Spent is closed once a schedule bounded by its faults (Schedule.Steady)
+// is over: every fault struck and healed, and the cluster steady after
+// the last for Schedule.Steady. It never closes for another schedule.
+func (n *Nemesis) Spent() <-chan struct{} { return n.spent }
+
+// Healed counts the faults struck and healed so far.
+func (n *Nemesis) Healed() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	healed := 0
+	for _, f := range n.taken.Faults {
+		if f.For > 0 {
+			healed++
+		}
+	}
+	return healed
 }
 
 // Run follows the schedule until it ends or ctx does, then heals whatever
@@ -100,7 +123,43 @@ func (n *Nemesis) Run(ctx context.Context) {
 	default:
 		n.runFixed(ctx)
 	}
+	if n.schedule.Steady > 0 && n.settle(ctx, n.schedule.Steady) {
+		close(n.spent)
+	}
 	<-ctx.Done()
+}
+
+// settle waits until the cluster has been Steady for d, and says whether
+// it was before ctx ended.
+func (n *Nemesis) settle(ctx context.Context, d time.Duration) bool {
+	var steady Steady
+	t := time.NewTicker(paceTick)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+		}
+		if ctx.Err() == nil && steady.Step(time.Now(), n.view()) >= d {
+			return true
+		}
+	}
+}
+
+// view is the cluster's view with every node it does not name Unseen:
+// a node down, frozen or not yet back leaves the cluster unsteady.
+func (n *Nemesis) view() View {
+	v := maps.Clone(n.cluster.View())
+	if v == nil {
+		v = View{}
+	}
+	for _, node := range n.cluster.Nodes() {
+		if _, ok := v[node]; !ok {
+			v[node] = Unseen
+		}
+	}
+	return v
 }
 
 // healTimeout bounds an injection or a heal, which the run's end does not
@@ -111,7 +170,8 @@ const healTimeout = 30 * time.Second
 // the observer's interval, so that a view is acted on as it changes.
 const paceTick = 10 * time.Millisecond
 
-// runPaced strikes and heals as a Pacer says, until the faults run out.
+// runPaced strikes and heals as a Pacer says, until the last fault is
+// healed.
 func (n *Nemesis) runPaced(ctx context.Context) {
 	pacer := NewPacer(*n.schedule.Pace, time.Now())
 	t := time.NewTicker(paceTick)
@@ -129,7 +189,7 @@ func (n *Nemesis) runPaced(ctx context.Context) {
 		// The view first, then the time: every observation in the view
 		// is then no later than the moment the pacer is told, so a
 		// leader's settle is counted from no earlier than it was seen.
-		view := n.cluster.View()
+		view := n.view()
 		switch pacer.Step(time.Now(), view) {
 		case Strike:
 			if len(faults) == 0 {
@@ -142,6 +202,9 @@ func (n *Nemesis) runPaced(ctx context.Context) {
 		case Heal:
 			n.HealAll()
 			pacer.Healed(time.Now())
+			if len(faults) == 0 {
+				return
+			}
 		}
 	}
 }

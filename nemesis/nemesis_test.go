@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/splitbrain/splitbrain/contract"
+	"github.com/splitbrain/splitbrain/history"
 )
 
 func TestExpand(t *testing.T) {
@@ -296,5 +299,49 @@ func TestClockFastServiceRunsServicesFast(t *testing.T) {
 	}
 	if _, err := catalogue["clock-fast-service"].inject(ctx, &services{}, rand.New(rand.NewPCG(1, 2))); err == nil {
 		t.Error("ran a service fast that cannot be")
+	}
+}
+
+// answering is a services cluster whose three nodes all answer, n2
+// leading.
+type answering struct{ *services }
+
+func (c answering) View() View { return View{"n1": Follows, "n2": Leads, "n3": Follows} }
+
+// A schedule bounded by its faults strikes and heals each, then is spent
+// once the cluster has been steady for its Steady; with a node that never
+// answers again it is never spent.
+func TestBoundedRunIsSpent(t *testing.T) {
+	pace := Pace{Settle: 20 * time.Millisecond, Wait: 60 * time.Millisecond, React: 30 * time.Millisecond}
+	run := func(c Cluster, d time.Duration) (*Nemesis, bool) {
+		rec, err := history.NewRecorder(filepath.Join(t.TempDir(), "history.jsonl"), time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rec.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		n := New(Bounded([][]string{{"kill-service"}}, 2, pace, 0, 1), []Fault{catalogue["kill-service"]}, 1, c, rec)
+		done := make(chan struct{})
+		go func() { defer close(done); n.Run(ctx) }()
+		defer func() { cancel(); <-done }()
+		select {
+		case <-n.Spent():
+			return n, true
+		case <-ctx.Done():
+			return n, false
+		}
+	}
+	c := &services{services: []string{"store"}}
+	n, spent := run(answering{c}, 5*time.Second)
+	if !spent || n.Healed() != 2 {
+		t.Fatalf("spent %v after %d faults healed, want spent after 2", spent, n.Healed())
+	}
+	if want := []string{"kill store", "restart store", "kill store", "restart store"}; !slices.Equal(c.done, want) {
+		t.Errorf("done %v, want %v", c.done, want)
+	}
+	// n1 and n3 never answer: the faults are struck anyway after Wait,
+	// but the cluster is never steady after the last.
+	if _, spent := run(&services{services: []string{"store"}}, 500*time.Millisecond); spent {
+		t.Error("spent with two nodes silent")
 	}
 }

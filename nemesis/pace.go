@@ -13,8 +13,8 @@ import (
 // fault hits a cluster with a steady leader, and lasts until it has had
 // its effect.
 type Pace struct {
-	// Settle: a single leader seen this long makes the cluster ready for
-	// the next fault.
+	// Settle: the cluster Steady this long (one leader, every node
+	// answering) makes it ready for the next fault.
 	Settle time.Duration `json:"settle"`
 	// Wait: strike anyway this long after the last heal (or the start)
 	// when the cluster never became ready, so that a cluster that cannot
@@ -108,6 +108,17 @@ func (v View) leaders() []string {
 	return out
 }
 
+// whole says whether every node the view names answers: a node still
+// restarting, or frozen, is Unseen.
+func (v View) whole() bool {
+	for _, b := range v {
+		if b == Unseen {
+			return false
+		}
+	}
+	return true
+}
+
 // silent says whether no node answers.
 func (v View) silent() bool {
 	for _, b := range v {
@@ -132,7 +143,7 @@ const (
 // heal. It is a state machine with no clock and no I/O: its caller feeds
 // it the time and the view, and carries out what it answers.
 //
-// Waiting, it strikes once a single leader has been seen for Settle since
+// Waiting, it strikes once the cluster has been Steady for Settle since
 // the last heal, or once Wait has passed. Striking, it heals the fault's
 // hold (see Struck) after the cluster first reacted (a node led that did
 // not lead when the fault struck, or a leader of that moment answered that
@@ -144,9 +155,8 @@ type Pacer struct {
 	striking bool
 	since    time.Time // waiting: the last heal, or the start; striking: the strike
 
-	// Waiting: the single leader seen since the last heal, and since when.
-	leader string
-	alone  time.Time
+	// Waiting: how long the cluster has been steady since the last heal.
+	steady Steady
 
 	// Striking: the leaders when the fault struck, when the cluster first
 	// reacted to it (zero before), and how long to hold it after that.
@@ -163,8 +173,7 @@ func NewPacer(p Pace, start time.Time) *Pacer { return &Pacer{pace: p, since: st
 func (p *Pacer) Step(now time.Time, v View) Action {
 	leaders := v.leaders()
 	if !p.striking {
-		p.follow(now, leaders)
-		ready := p.leader != "" && now.Sub(p.alone) >= p.pace.Settle
+		ready := p.steady.Step(now, v) >= p.pace.Settle
 		if !ready && now.Sub(p.since) < p.pace.Wait {
 			return Idle
 		}
@@ -182,18 +191,38 @@ func (p *Pacer) Step(now time.Time, v View) Action {
 	case !p.reacted.IsZero() && now.Sub(p.reacted) < p.hold.For && !(p.hold.UntilWrite && p.newWriter(v)):
 		return Idle // reacted: hold on
 	}
-	p.striking, p.since, p.leader = false, now, ""
-	p.follow(now, leaders)
+	p.striking, p.since, p.steady = false, now, Steady{}
+	p.steady.Step(now, v)
 	return Heal
 }
 
-// follow keeps the single leader seen and since when it is alone.
-func (p *Pacer) follow(now time.Time, leaders []string) {
-	if len(leaders) != 1 {
-		p.leader = ""
-	} else if leaders[0] != p.leader {
-		p.leader, p.alone = leaders[0], now
+// Steady follows how long a cluster has been steady: one node leading,
+// the same one, and every node answering. A node that is back from a
+// restart, or from a freeze, but not yet seen answering leaves the cluster
+// unsteady: the fault that took it is not over until it is back, and what
+// its return brings (a restarted node that claims to lead) is part of the
+// fault. So on a loaded machine, where a restart takes long, the next
+// fault waits for it instead of striking a cluster still healing.
+type Steady struct {
+	leader string    // "" when the cluster is not steady
+	since  time.Time // when leader became the steady one
+}
+
+// Step takes the view at now and says how long the cluster has been
+// steady; zero when it is not.
+func (s *Steady) Step(now time.Time, v View) time.Duration {
+	leaders := v.leaders()
+	leader := ""
+	if len(leaders) == 1 && v.whole() {
+		leader = leaders[0]
 	}
+	if leader != s.leader {
+		s.leader, s.since = leader, now
+	}
+	if leader == "" {
+		return 0
+	}
+	return now.Sub(s.since)
 }
 
 // Struck says that the fault Step asked for was in effect by now, to be
@@ -204,7 +233,7 @@ func (p *Pacer) follow(now time.Time, leaders []string) {
 func (p *Pacer) Struck(now time.Time, hold Hold) { p.since, p.hold = now, hold }
 
 // Healed says that the heal Step asked for was over by now.
-func (p *Pacer) Healed(now time.Time) { p.since, p.alone = now, now }
+func (p *Pacer) Healed(now time.Time) { p.since, p.steady.since = now, now }
 
 // newWriter says whether a node that did not lead when the fault struck
 // writes as leader.

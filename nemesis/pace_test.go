@@ -1,6 +1,7 @@
 package nemesis
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -126,6 +127,49 @@ func TestPacerSettlingNeedsOneSteadyLeader(t *testing.T) {
 		hold(500*time.Millisecond, bothLead). // two at 1.6 s
 		hold(1200*time.Millisecond, n2Leads)  // n2 alone again at 2.1 s: strike at 3.1 s
 	r.want("strike@3.1s")
+}
+
+// A node not yet back from a restart (or a freeze) leaves the cluster
+// unsteady however long its leader leads alone: on a loaded machine a slow
+// restart delays the next fault, up to Wait, instead of meeting it.
+func TestPacerWaitsForEveryNode(t *testing.T) {
+	n1Back := View{"n1": Unseen, "n2": Leads, "n3": Follows} // n1 restarted, not answering yet
+	r := newPacerRun(t, testPace)
+	r.hold(800*time.Millisecond, n1Back). // n2 alone, n1 still away
+						hold(2*time.Second, n2Leads) // n1 answers at 0.8 s: strike at 1.8 s
+	r.want("strike@1.8s")
+
+	r = newPacerRun(t, testPace)
+	r.hold(6*time.Second, n1Back) // n1 never back: struck anyway after Wait
+	r.want("strike@5s")
+}
+
+// Steady counts from when one leader, the same, led with every node
+// answering: a second leader, a change of leader or a node gone starts
+// it again.
+func TestSteady(t *testing.T) {
+	start := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	var s Steady
+	for _, step := range []struct {
+		at   time.Duration
+		v    View
+		want time.Duration
+	}{
+		{0, electing, 0},
+		{time.Second, n1Leads, 0},
+		{2 * time.Second, n1Leads, time.Second},
+		{3 * time.Second, View{"n1": Leads, "n2": Unseen, "n3": Follows}, 0},
+		{4 * time.Second, n1Leads, 0},
+		{5 * time.Second, n1Leads, time.Second},
+		{6 * time.Second, n2Leads, 0},
+		{6500 * time.Millisecond, bothLead, 0},
+		{7 * time.Second, n2Leads, 0},
+		{9 * time.Second, n2Leads, 2 * time.Second},
+	} {
+		if got := s.Step(start.Add(step.at), step.v); got != step.want {
+			t.Errorf("at %s: steady for %s, want %s", step.at, got, step.want)
+		}
+	}
 }
 
 // A strike or a heal that takes long (a kill, a restart on a loaded
@@ -267,5 +311,42 @@ func TestPacedCoversAFamilyFirst(t *testing.T) {
 		if len(seen) != len(distinct) {
 			t.Fatalf("seed %d: the first %d faults %v repeat one", seed, len(distinct), first)
 		}
+	}
+}
+
+// A schedule bounded by its faults has exactly that many, paced or on a
+// rhythm whose last heal it keeps, and ends once the cluster is steady for
+// the pace's Wait after the last.
+func TestBounded(t *testing.T) {
+	groups := [][]string{families["kill"]}
+	paced := Bounded(groups, 4, testPace, 0, 7)
+	if want := Order(groups, 4, 7); strings.Join(paced.Faults, ",") != strings.Join(want, ",") || paced.Pace == nil || paced.Steps != nil {
+		t.Errorf("paced: %+v, want the faults %v, paced", paced, want)
+	}
+	if paced.Steady != testPace.Wait {
+		t.Errorf("paced: steady %s, want the pace's wait %s", paced.Steady, testPace.Wait)
+	}
+	fixed := Bounded(groups, 2, testPace, 8*time.Second, 7)
+	var steps []string
+	for _, s := range fixed.Steps {
+		steps = append(steps, fmt.Sprintf("%s@%s", map[bool]string{false: "strike", true: "heal"}[s.Heal], s.At))
+	}
+	if got := strings.Join(steps, " "); got != "strike@8s heal@12s strike@16s heal@20s" || fixed.Pace != nil || fixed.Steady != testPace.Wait {
+		t.Errorf("on a rhythm: %s, pace %v, steady %s", got, fixed.Pace, fixed.Steady)
+	}
+}
+
+// The ceiling gives each paced fault its Wait, React, longest hold and a
+// restart, a rhythm its plan, and both a restart and two Steady after.
+func TestCeiling(t *testing.T) {
+	groups := [][]string{families["kill"]}
+	restart := 30 * time.Second
+	// Each fault 5 + 2 + 3 + 30 s; after the last, 30 + 2 x 5 s.
+	if got, want := Bounded(groups, 4, testPace, 0, 7).Ceiling(restart), 4*40*time.Second+40*time.Second; got != want {
+		t.Errorf("paced: ceiling %s, want %s", got, want)
+	}
+	// The last heal at 20 s, then 30 + 2 x 5 s.
+	if got, want := Bounded(groups, 2, testPace, 8*time.Second, 7).Ceiling(restart), 60*time.Second; got != want {
+		t.Errorf("on a rhythm: ceiling %s, want %s", got, want)
 	}
 }

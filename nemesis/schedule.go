@@ -28,6 +28,11 @@ type Schedule struct {
 	// Pace, when set, strikes each fault once the cluster is ready for it
 	// and heals it once the cluster has reacted (see Pacer).
 	Pace *Pace `json:"pace,omitempty"`
+	// Steady, when set, bounds the run by its faults instead of its time
+	// limit: it ends once the last fault is healed and the cluster has
+	// then been Steady this long. A slow restart on a loaded machine then
+	// delays the faults, where a time limit would cut them short.
+	Steady time.Duration `json:"steady,omitempty"`
 	// Explicit, when set, strikes each fault at its time, for its time,
 	// aimed as it says (`run --schedule`). It is the schedule file's, not
 	// run.json's: there the run has only its faults.
@@ -60,6 +65,40 @@ func OfSteps(steps []Step) Schedule {
 func Paced(groups [][]string, pace Pace, limit time.Duration, seed uint64) Schedule {
 	shortest := max(min(pace.Settle, pace.Wait), time.Millisecond)
 	return Schedule{Faults: Order(groups, int(min(limit/shortest+1, 1<<20)), seed), Pace: &pace}
+}
+
+// Bounded is the schedule of n faults, in Order, paced by pace or, for a
+// positive interval, on Fixed's rhythm, that ends once the cluster has
+// been steady for pace.Wait after the last: whatever the last fault leads
+// to (a restarted node claiming to lead, a session expiring) shows within
+// the target's reaction time, and a settle more shows that it lasts.
+func Bounded(groups [][]string, n int, pace Pace, interval time.Duration, seed uint64) Schedule {
+	s := Schedule{Faults: Order(groups, n, seed), Pace: &pace}
+	if interval > 0 {
+		// Just past the n-th fault's heal: n injections, each healed.
+		s = Fixed(groups, interval, time.Duration(n)*interval+interval/2+1, seed)
+	}
+	s.Steady = pace.Wait
+	return s
+}
+
+// Ceiling is the longest a schedule bounded by its faults may take, each
+// restart taking at most restart: a run that reaches it has not tested
+// what it planned. Paced, each fault may wait its Wait to strike, its
+// React to be healed unnoticed, its longest hold, and a restart; on a
+// rhythm, the faults end with the plan. After the last heal: a restart,
+// then a Steady for the cluster to settle and one to see it steady.
+func (s Schedule) Ceiling(restart time.Duration) time.Duration {
+	after := restart + 2*s.Steady
+	if s.Pace == nil {
+		var end time.Duration
+		for _, step := range s.Steps {
+			end = max(end, step.At)
+		}
+		return end + after
+	}
+	p := s.Pace
+	return time.Duration(len(s.Faults))*(p.Wait+p.React+max(p.Hold, p.Thaw)+restart) + after
 }
 
 // Plan returns the steps for a run: an injection every interval, starting

@@ -14,7 +14,7 @@ import (
 )
 
 // runUsage is the usage of `splitbrain run`.
-const runUsage = `  splitbrain run --target raft|--target-dir PATH [--promise P] [--nodes 5] [--time-limit 60s] [--nemesis partition,pause,kill,clock] [--nemesis-interval D]
+const runUsage = `  splitbrain run --target raft|--target-dir PATH [--promise P] [--nodes 5] [--time-limit 60s] [--nemesis partition,pause,kill,clock] [--nemesis-interval D] [--faults N]
                  [--rate 100] [--concurrency 10] [--resource strict|unfenced] [--seed N] [--results DIR]
                  [--stop-on-violation [--stop-on CHECKERS]] [--junit FILE]
                  [--schedule FILE]  the faults of an explicit schedule (a run's schedule.json), at its times`
@@ -29,6 +29,7 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 	fs.StringVar(&cfg.Promise, "promise", "", "judge by this promise instead of the target's own")
 	fs.IntVar(&cfg.Nodes, "nodes", cfg.Nodes, "number of nodes")
 	fs.DurationVar(&cfg.TimeLimit, "time-limit", cfg.TimeLimit, "how long faults and workload run")
+	fs.IntVar(&cfg.Faults, "faults", 0, "end once this many paced faults were struck and healed and the cluster is steady after the last, instead of at --time-limit")
 	fs.DurationVar(&cfg.QuietPeriod, "quiet-period", cfg.QuietPeriod, "workload without faults after the final heal")
 	nem := fs.String("nemesis", strings.Join(cfg.Nemesis, ","), "comma-separated faults, or none")
 	fs.DurationVar(&cfg.NemesisInterval, "nemesis-interval", cfg.NemesisInterval, "a fault every interval, healed half an interval later (default: each fault once the cluster has a settled leader, healed once it reacted)")

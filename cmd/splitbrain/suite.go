@@ -14,7 +14,7 @@ import (
 )
 
 // suiteUsage is the usage of `splitbrain suite`.
-const suiteUsage = `  splitbrain suite FILE [--shard I/N] [--parallel N] [--stop-on-violation] [--junit FILE] [--results DIR]
+const suiteUsage = `  splitbrain suite FILE [--shard I/N] [--parallel N|auto] [--stop-on-violation] [--junit FILE] [--results DIR]
                    [--target T] [--family F] [--expect valid|invalid] [--runs N] [--seed N] [--time-limit D] [--table]
                                     run a suite (targets/catalogue.yaml is one); exit 0 only if every run reached its verdict`
 
@@ -28,7 +28,6 @@ func suiteCmd(ctx context.Context, args []string) (int, error) {
 		f            suite.Filter
 		o            suite.Options
 		junit, shard string
-		parallel     int
 	)
 	fs.StringVar(&f.Target, "target", "", "only this target's runs")
 	fs.StringVar(&f.Family, "family", "", "only the rows of this nemesis family")
@@ -40,7 +39,7 @@ func suiteCmd(ctx context.Context, args []string) (int, error) {
 	fs.StringVar(&o.ResultsDir, "results", "results", "results folder; the suite's record is its suite.json")
 	fs.StringVar(&junit, "junit", "", "write a JUnit XML report to this file")
 	fs.StringVar(&shard, "shard", "", "I/N: run only every N-th run from the I-th, one of N CI runners")
-	fs.IntVar(&parallel, "parallel", 1, "runs at once")
+	parallelArg := fs.String("parallel", "1", "runs at once, or auto: another run only while the machine has a core to spare")
 	table := fs.Bool("table", false, "print the suite as targets/README.md's table (its rows must name families), run nothing")
 	file, err := parseWithFile(fs, args, "a suite file, e.g. targets/catalogue.yaml")
 	if err != nil {
@@ -49,8 +48,12 @@ func suiteCmd(ctx context.Context, args []string) (int, error) {
 	if f.Expect != "" && f.Expect != "valid" && f.Expect != "invalid" {
 		return 0, badInput("suite: --expect must be valid or invalid, not %q", f.Expect)
 	}
-	if o.Runs < 0 || parallel < 1 {
-		return 0, badInput("suite: --runs and --parallel must be at least 1")
+	if o.Runs < 0 {
+		return 0, badInput("suite: --runs must be at least 1")
+	}
+	parallel, err := suite.ParseParallel(*parallelArg)
+	if err != nil {
+		return 0, badInput("suite: %v", err)
 	}
 	root, all, err := repoTargets()
 	if err != nil {

@@ -39,7 +39,8 @@ func (c Case) RowName() string {
 type Options struct {
 	RepoRoot   string // splitbrain's source folder
 	ResultsDir string
-	// Seed, TimeLimit and Runs replace every row's when set.
+	// Seed, TimeLimit and Runs replace every row's when set; TimeLimit
+	// replaces a row's Faults too.
 	Seed      uint64
 	TimeLimit time.Duration
 	Runs      int
@@ -66,6 +67,9 @@ func (s *Suite) Cases(f Filter, o Options) ([]Case, error) {
 	for i, r := range s.Rows {
 		st := s.Settings(r)
 		st.Seed, st.TimeLimit, st.Runs = cmp.Or(o.Seed, st.Seed), cmp.Or(o.TimeLimit, st.TimeLimit), cmp.Or(o.Runs, st.Runs)
+		if o.TimeLimit > 0 {
+			st.Faults = 0 // runs of the time asked for, not of the rows' faults
+		}
 		for _, t := range s.targets(r) {
 			if !f.keeps(r, t.name) {
 				continue
@@ -101,6 +105,9 @@ func config(st Settings, r Row, nem []string, o Options) harness.Config {
 	cfg.Nodes = cmp.Or(st.Nodes, cfg.Nodes)
 	cfg.TimeLimit = cmp.Or(st.TimeLimit, cfg.TimeLimit)
 	cfg.NemesisInterval = cmp.Or(st.NemesisInterval, cfg.NemesisInterval)
+	if !slices.Equal(nem, []string{"none"}) {
+		cfg.Faults = st.Faults
+	}
 	cfg.QuietPeriod = cmp.Or(st.QuietPeriod, cfg.QuietPeriod)
 	cfg.RecoveryTimeout = cmp.Or(st.RecoveryTimeout, cfg.RecoveryTimeout)
 	cfg.Resource = cmp.Or(contract.Mode(st.Resource), cfg.Resource)

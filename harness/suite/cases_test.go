@@ -83,6 +83,37 @@ func TestCasesExpandRows(t *testing.T) {
 	}
 }
 
+// A row's faults bound its runs, over the defaults', but not a run with
+// no faults to count; a time limit asked for replaces them.
+func TestCasesFaults(t *testing.T) {
+	s := load(t, `
+defaults: {time_limit: 20s, faults: 4}
+rows:
+  - {target: raft, nemeses: ["kill", "none"], expect: valid}
+  - {target: bully, family: kill, nemesis: [kill-leader], faults: 8, expect: valid}
+`)
+	cases, err := s.Cases(Filter{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int
+	for _, c := range cases {
+		got = append(got, c.Config.Faults)
+	}
+	if !slices.Equal(got, []int{4, 0, 8}) {
+		t.Errorf("faults %v, want 4 (the defaults'), 0 (none), 8 (the row's)", got)
+	}
+	if !strings.HasSuffix(cases[2].Config.Command(), "--faults=8") {
+		t.Errorf("command %s", cases[2].Config.Command())
+	}
+	cases, _ = s.Cases(Filter{}, Options{TimeLimit: time.Minute})
+	for _, c := range cases {
+		if c.Config.Faults != 0 || c.Config.TimeLimit != time.Minute {
+			t.Errorf("%s: %d faults, %s, want a minute's run", c.Name(), c.Config.Faults, c.Config.TimeLimit)
+		}
+	}
+}
+
 // Shards split the cases between them: each case in exactly one.
 func TestShardsPartitionTheSuite(t *testing.T) {
 	cases, err := load(t, nightly).Cases(Filter{}, Options{})

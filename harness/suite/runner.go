@@ -3,6 +3,7 @@ package suite
 import (
 	"cmp"
 	"context"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -13,61 +14,79 @@ import (
 
 // Runner runs a suite's cases.
 type Runner struct {
-	// Parallel is how many runs at once (at least 1). Each run is a
+	// Parallel is how many runs at once, at most (at least 1), or Auto:
+	// as many as the machine has room for (see Gate). Each run is a
 	// cluster of its own: more at once than the machine can carry slow
 	// the faults (a restart, a kill) that the verdicts depend on.
 	Parallel int
+	// CPU measures the machine for Auto; nil reads /proc/stat.
+	CPU func() (CPU, error)
 	// Began and Done are told of each case as it starts and ends, one at
 	// a time.
 	Began func(Case)
 	Done  func(Case, results.Case)
 }
 
+// look is how often an Auto runner measures the machine while it waits
+// to start a run.
+const look = time.Second
+
 // Run runs cases and returns their records in the cases' order. They
-// start in the order of Interleave. A run the harness failed is a record
-// with outcome Error, and the suite goes on; once ctx is cancelled no
-// case starts, and the records hold only the cases that ran.
+// start in the order of Interleave, each once the runner has room for it.
+// A run the harness failed is a record with outcome Error, and the suite
+// goes on; once ctx is cancelled no case starts, and the records hold
+// only the cases that ran.
 func (r Runner) Run(ctx context.Context, cases []Case) []results.Case {
 	var (
-		mu   sync.Mutex
-		recs = make([]*results.Case, len(cases))
-		next = make(chan Case)
-		wg   sync.WaitGroup
-		at   = make(map[int]int, len(cases)) // a case's index to its place in cases
+		mu      sync.Mutex
+		recs    = make([]*results.Case, len(cases))
+		wg      sync.WaitGroup
+		at      = make(map[int]int, len(cases)) // a case's index to its place in cases
+		running int
+		ended   = make(chan struct{}, len(cases))
+		room    = r.room()
+		tick    = time.NewTicker(look)
 	)
+	defer tick.Stop()
 	for i, c := range cases {
 		at[c.Index] = i
 	}
-	for range max(r.Parallel, 1) {
-		wg.Go(func() {
-			for c := range next {
-				mu.Lock()
-				if r.Began != nil {
-					r.Began(c)
-				}
-				mu.Unlock()
-				began := time.Now()
-				out, err := record.Run(ctx, c.Config)
-				rec := Record(c, out, err, time.Since(began))
-				mu.Lock()
-				recs[at[c.Index]] = &rec
-				if r.Done != nil {
-					r.Done(c, rec)
-				}
-				mu.Unlock()
-			}
-		})
+	hasRoom := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return room(running)
 	}
 	for _, c := range Interleave(cases) {
+		for ctx.Err() == nil && !hasRoom() {
+			select {
+			case <-ctx.Done():
+			case <-ended:
+			case <-tick.C:
+			}
+		}
 		if ctx.Err() != nil {
 			break
 		}
-		select {
-		case next <- c:
-		case <-ctx.Done():
+		mu.Lock()
+		running++
+		if r.Began != nil {
+			r.Began(c)
 		}
+		mu.Unlock()
+		wg.Go(func() {
+			began := time.Now()
+			out, err := record.Run(ctx, c.Config)
+			rec := Record(c, out, err, time.Since(began))
+			mu.Lock()
+			running--
+			recs[at[c.Index]] = &rec
+			if r.Done != nil {
+				r.Done(c, rec)
+			}
+			mu.Unlock()
+			ended <- struct{}{}
+		})
 	}
-	close(next)
 	wg.Wait()
 	var out []results.Case
 	for _, rec := range recs {
@@ -76,6 +95,28 @@ func (r Runner) Run(ctx context.Context, cases []Case) []results.Case {
 		}
 	}
 	return out
+}
+
+// room says, given how many runs are under way, whether another may
+// start now: fewer than Parallel, or for Auto as a Gate over this
+// machine's cores says, or a run per core where the CPU cannot be read.
+func (r Runner) room() func(running int) bool {
+	if r.Parallel != Auto {
+		n := max(r.Parallel, 1)
+		return func(running int) bool { return running < n }
+	}
+	measure := r.CPU
+	if measure == nil {
+		measure = ReadCPU
+	}
+	gate := NewGate(runtime.NumCPU())
+	return func(running int) bool {
+		cpu, err := measure()
+		if err != nil {
+			return running < gate.Cores
+		}
+		return gate.Step(time.Now(), cpu, running)
+	}
 }
 
 // Interleave orders cases to start them, so that runs at once are of
@@ -103,8 +144,8 @@ func Interleave(cases []Case) []Case {
 	return untangle(spread(bySystem, func(c Case) string { return c.System }))
 }
 
-// window is how many runs are taken to start side by side: make catalogue
-// runs four at once.
+// window is how many runs are taken to start side by side: about what
+// make catalogue runs at once on 2 cores (see Gate).
 const window = 4
 
 // untangle reorders cases, given in their order of preference, so that

@@ -45,6 +45,12 @@ type Settings struct {
 	Nodes           int           `yaml:"nodes"`
 	TimeLimit       time.Duration `yaml:"time_limit"`
 	NemesisInterval time.Duration `yaml:"nemesis_interval"`
+	// Faults bounds a row's runs by their faults instead of TimeLimit
+	// (harness.Config.Faults): each goes on until it has struck and
+	// healed this many and its cluster is steady after the last, however
+	// slow the machine. A row without faults (nemesis none) runs for its
+	// time limit.
+	Faults          int           `yaml:"faults"`
 	QuietPeriod     time.Duration `yaml:"quiet_period"`
 	RecoveryTimeout time.Duration `yaml:"recovery_timeout"`
 	Resource        string        `yaml:"resource"`
@@ -245,6 +251,9 @@ func (s *Suite) validate(r Row, ms []targets.Manifest) error {
 			return fmt.Errorf("unknown checker %q (the checkers: %s)", c, strings.Join(names, ", "))
 		}
 	}
+	if r.Faults < 0 || s.Defaults.Faults < 0 {
+		return errors.New("faults must not be negative")
+	}
 	if r.Runs < 0 || s.Defaults.Runs < 0 || (r.Runs > 0 && len(r.Seeds) > 0) {
 		return errors.New("give seeds, or runs (at least 1) from seed, not both")
 	}
@@ -299,6 +308,7 @@ func (s *Suite) Settings(r Row) Settings {
 		Nodes:           cmp.Or(o.Nodes, d.Nodes),
 		TimeLimit:       cmp.Or(o.TimeLimit, d.TimeLimit),
 		NemesisInterval: cmp.Or(o.NemesisInterval, d.NemesisInterval),
+		Faults:          cmp.Or(o.Faults, d.Faults),
 		QuietPeriod:     cmp.Or(o.QuietPeriod, d.QuietPeriod),
 		RecoveryTimeout: cmp.Or(o.RecoveryTimeout, d.RecoveryTimeout),
 		Resource:        cmp.Or(o.Resource, d.Resource),
