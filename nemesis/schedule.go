@@ -31,8 +31,11 @@ type Schedule struct {
 	// Steady, when set, bounds the run by its faults instead of its time
 	// limit: it ends once the last fault is healed and the cluster has
 	// then been Steady this long. A slow restart on a loaded machine then
-	// delays the faults, where a time limit would cut them short.
-	Steady time.Duration `json:"steady,omitempty"`
+	// delays the faults, where a time limit would cut them short. Not
+	// stored: run.json keeps the store's format 3, and a bounded run says
+	// what bounded it in its notes, its time_limit the time its faults
+	// took, so that a replay of it needs no bound.
+	Steady time.Duration `json:"-"`
 	// Explicit, when set, strikes each fault at its time, for its time,
 	// aimed as it says (`run --schedule`). It is the schedule file's, not
 	// run.json's: there the run has only its faults.
