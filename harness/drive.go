@@ -225,6 +225,7 @@ func (r *run) noteWorkload(w *workload) {
 	t.OpsOK, t.OpsFailed, t.OpsUnknown = s.OK.Load(), s.Fail.Load(), s.Info.Load()
 	t.OpsNotIssued = s.Asked.Load() - s.Issued.Load()
 	t.Events = w.rec.Count()
+	t.ObservedLeader = w.obs.Answered()
 }
 
 // guard starts watching the run's containers for what breaks the run

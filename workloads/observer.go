@@ -30,6 +30,8 @@ type Observer struct {
 
 	mu     sync.Mutex
 	latest map[string]history.Event
+	// answered counts the observations a node answered, pushed or polled.
+	answered atomic.Int64
 }
 
 // NewObserver polls every interval, and asks watched nodes for a line
@@ -129,10 +131,16 @@ func (o *Observer) follow(ctx context.Context, node string) {
 // record adds e to the history and keeps it as node's latest.
 func (o *Observer) record(e history.Event) {
 	e = o.rec.Record(e)
+	if e.Error == "" {
+		o.answered.Add(1)
+	}
 	o.mu.Lock()
 	o.latest[e.Node] = e
 	o.mu.Unlock()
 }
+
+// Answered is how many observations the nodes answered so far.
+func (o *Observer) Answered() int64 { return o.answered.Load() }
 
 // errNoWatch is a node that answers the watch with 404 or 405: it serves
 // only GET /leader.
