@@ -56,8 +56,8 @@ const usage = `usage:
                                     join the results folders of a suite's shards into one
   splitbrain prune [--keep N] [--older-than D] [--results DIR]
                                     remove stored runs beyond the newest N, or older than D
-  splitbrain images [--target T]    make the cached images targets stand on (Debian packages, etcd; without --target, the tests' too) ahead of a run
-  splitbrain clean                  remove every container and network a run left behind`
+  splitbrain images [--target T]    make every image a run of the targets builds (without --target, the tests' too) ahead of runs and tests
+  splitbrain clean [--orphans]      remove every container and network of splitbrain's; with --orphans only those whose process is gone`
 
 func main() {
 	os.Exit(run(os.Args[1:]))
@@ -470,11 +470,10 @@ func targetsCmd(args []string) (int, error) {
 	return exitValid, nil
 }
 
-// imagesCmd makes the heavy images of the repository's targets (a Debian
-// base and its packages, an etcd compiled from its modules) and, without
-// --target, of the harness's own tests, each once per machine, so that a
-// CI job can pay for them in a step of their own and no run or test waits
-// for them.
+// imagesCmd makes every image of the repository's targets (the heavy bases
+// once per machine, their programs compiled) and, without --target, of the
+// harness's own tests, so that a CI job can pay for them in a step of its
+// own and no run or test waits for them.
 func imagesCmd(ctx context.Context, args []string) (int, error) {
 	fs := flag.NewFlagSet("images", flag.ContinueOnError)
 	target := fs.String("target", "", "only this target's images")
@@ -499,15 +498,8 @@ func imagesCmd(ctx context.Context, args []string) (int, error) {
 	defer d.Close()
 	d.Progress = os.Stdout
 	start := time.Now()
-	for _, m := range all {
-		if err := d.BaseImages(ctx, m); err != nil {
-			return 0, err
-		}
-	}
-	if *target == "" {
-		if err := d.TestImages(ctx); err != nil {
-			return 0, err
-		}
+	if err := d.Images(ctx, root, all, *target == ""); err != nil {
+		return 0, err
 	}
 	fmt.Printf("splitbrain: the images of %d targets are on this machine (%.1f s)\n", len(all), time.Since(start).Seconds())
 	return exitValid, nil
@@ -515,6 +507,7 @@ func imagesCmd(ctx context.Context, args []string) (int, error) {
 
 func cleanCmd(ctx context.Context, args []string) (int, error) {
 	fs := flag.NewFlagSet("clean", flag.ContinueOnError)
+	orphans := fs.Bool("orphans", false, "only what processes that are gone left behind: make test's first step")
 	if err := parse(fs, args); err != nil {
 		return 0, err
 	}
@@ -523,7 +516,11 @@ func cleanCmd(ctx context.Context, args []string) (int, error) {
 		return 0, err
 	}
 	defer d.Close()
-	n, err := d.Remove(ctx, harness.LabelManaged+"=true")
+	remove := func(ctx context.Context) (harness.Removed, error) { return d.Remove(ctx, harness.LabelManaged+"=true") }
+	if *orphans {
+		remove = d.RemoveOrphans
+	}
+	n, err := remove(ctx)
 	fmt.Printf("splitbrain: removed %d containers and %d networks\n", n.Containers, n.Networks)
 	if len(n.Stuck) > 0 {
 		fmt.Printf("splitbrain: the Docker Engine holds a stale endpoint in networks %s and will not remove them before it restarts; nothing runs in them\n", strings.Join(n.Stuck, ", "))
