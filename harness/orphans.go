@@ -56,38 +56,41 @@ var thisProcess = sync.OnceValues(func() (owner, error) {
 	if err != nil {
 		return owner{}, err
 	}
-	start, err := processStart(os.Getpid())
+	_, start, err := procStat(os.Getpid())
 	return owner{host, os.Getpid(), start}, err
 })
 
-// processStart is when process pid started, in clock ticks after boot: the
-// 22nd field of /proc/<pid>/stat, counted after the command's name, which
-// may hold spaces and parentheses itself.
-func processStart(pid int) (uint64, error) {
+// procStat reads process pid's state (R, S, Z...) and when it started, in
+// clock ticks after boot: the 3rd and 22nd fields of /proc/<pid>/stat,
+// counted after the command's name, which may hold spaces and
+// parentheses itself.
+func procStat(pid int) (state string, start uint64, err error) {
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0, err
+		return "", 0, err
 	}
 	i := bytes.LastIndexByte(stat, ')')
 	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
+		return "", 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
 	}
 	f := strings.Fields(string(stat[i+1:])) // from the 3rd field
 	if len(f) < 20 {
-		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f)+2)
+		return "", 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f)+2)
 	}
-	return strconv.ParseUint(f[19], 10, 64)
+	start, err = strconv.ParseUint(f[19], 10, 64)
+	return f[0], start, err
 }
 
 // ownerGone says whether process o of this host has ended: no process has
-// its pid, or the one that has started at another time. A process whose
-// state cannot be read is taken to run.
+// its pid, the one that has started at another time, or it is dead and
+// not yet reaped by its parent (a zombie). A process whose state cannot
+// be read is taken to run.
 func ownerGone(o owner) bool {
-	start, err := processStart(o.pid)
+	state, start, err := procStat(o.pid)
 	if errors.Is(err, fs.ErrNotExist) {
 		return true
 	}
-	return err == nil && start != o.start
+	return err == nil && (start != o.start || state == "Z" || state == "X")
 }
 
 // orphan says whether an object of ours with labels, made at created, is

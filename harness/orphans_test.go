@@ -51,10 +51,25 @@ func TestOwnerGone(t *testing.T) {
 		t.Error("another process under this pid is taken for the owner")
 	}
 	cmd := exec.Command("true")
-	if err := cmd.Run(); err != nil {
+	if err := cmd.Start(); err != nil {
 		t.Skip(err)
 	}
-	if !ownerGone(owner{self.host, cmd.Process.Pid, 1}) {
-		t.Errorf("process %d ended and is not gone", cmd.Process.Pid)
+	_, start, err := procStat(cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := owner{self.host, cmd.Process.Pid, start}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		// Ended, and not yet reaped: a zombie.
+		if state, _, err := procStat(child.pid); err != nil || state == "Z" || time.Now().After(deadline) {
+			break
+		}
+	}
+	if !ownerGone(child) {
+		t.Errorf("process %d ended, not reaped, and is not gone", child.pid)
+	}
+	cmd.Wait()
+	if !ownerGone(child) {
+		t.Errorf("process %d ended and is not gone", child.pid)
 	}
 }
