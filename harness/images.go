@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/moby/moby/api/types/build"
@@ -77,19 +78,24 @@ func (d *Docker) Images(ctx context.Context, root string, ms []targets.Manifest,
 	if tests {
 		jobs = append(jobs, job{"the harness's tests", func() error { return d.TestImages(ctx, root) }})
 	}
+	// The jobs take their slots in order.
 	slots := make(chan struct{}, aheadBuilds)
-	return parallel.Each(jobs, func(j job) error {
+	errs := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	for i, j := range jobs {
 		slots <- struct{}{}
-		defer func() { <-slots }()
-		start := time.Now()
-		if err := j.make(); err != nil {
-			return fmt.Errorf("the images of %s: %w", j.what, err)
-		}
-		if d.Progress != nil {
-			fmt.Fprintf(d.Progress, "splitbrain: the images of %s are made (%.1f s)\n", j.what, time.Since(start).Seconds())
-		}
-		return nil
-	})
+		wg.Go(func() {
+			defer func() { <-slots }()
+			start := time.Now()
+			if err := j.make(); err != nil {
+				errs[i] = fmt.Errorf("the images of %s: %w", j.what, err)
+			} else if d.Progress != nil {
+				fmt.Fprintf(d.Progress, "splitbrain: the images of %s are made (%.1f s)\n", j.what, time.Since(start).Seconds())
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // compiledBases counts the bases of target m's images that are compiled
