@@ -52,3 +52,17 @@ func TestHeavyImageNamesStay(t *testing.T) {
 		}
 	}
 }
+
+// The targets whose bases are compiled here are told from the others, by
+// how many: Images makes the one with the most first.
+func TestCompiledBases(t *testing.T) {
+	for name, want := range map[string]int{"k8s-lease": 2, "etcd": 1, "zookeeper": 0, "raft": 0} {
+		m, err := targets.Find("../targets", name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := compiledBases(m); got != want {
+			t.Errorf("%s: %d compiled bases, want %d", name, got, want)
+		}
+	}
+}
