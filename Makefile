@@ -32,7 +32,7 @@ deps: rundeps
 # and packages, an etcd and a kube-apiserver compiled from their modules),
 # made once per machine and cached, and every target's, fixture's and the
 # harness's own program, compiled (which fills the Go build cache), several
-# at once: 20 minutes or more on a new machine, seconds after. Made before
+# at once: many minutes on a new machine, seconds after. Made before
 # the tests, so that no test's timeout pays for them.
 images: build rundeps
 	./$(BIN) images
