@@ -86,10 +86,11 @@ func (d *Docker) hasImage(ctx context.Context, ref string) (bool, error) {
 }
 
 // say prints what is being built, and every 15 s how long it has taken,
-// until the returned stop is called, which prints the total.
-func (d *Docker) say(what string, start time.Time) (stop func()) {
+// until the returned stop is called with the build's error, which prints
+// the total.
+func (d *Docker) say(what string, start time.Time) (stop func(error)) {
 	if d.Progress == nil {
-		return func() {}
+		return func(error) {}
 	}
 	fmt.Fprintf(d.Progress, "splitbrain: %s...\n", what)
 	done := make(chan struct{})
@@ -106,10 +107,14 @@ func (d *Docker) say(what string, start time.Time) (stop func()) {
 			}
 		}
 	})
-	return func() {
+	return func(err error) {
 		close(done)
 		wg.Wait()
-		fmt.Fprintf(d.Progress, "splitbrain: %s: done in %.1f s\n", what, time.Since(start).Seconds())
+		outcome := "done"
+		if err != nil {
+			outcome = "failed"
+		}
+		fmt.Fprintf(d.Progress, "splitbrain: %s: %s in %.1f s\n", what, outcome, time.Since(start).Seconds())
 	}
 }
 
@@ -163,7 +168,7 @@ func (d *Docker) cache(ctx context.Context, img heavyImage) error {
 	if !ok {
 		stop := d.say(img.making+", once for this machine", time.Now())
 		err := img.make(ctx, d)
-		stop()
+		stop(err)
 		if err != nil {
 			return err
 		}
