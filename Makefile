@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/splitbrain
 RUNARGS ?= --target raft --nodes 5 --time-limit 60s --nemesis partition,pause,kill,clock --resource strict
 
-.PHONY: build rundeps deps images test vet unit run conform catalogue bench fuzz clean
+.PHONY: build rundeps deps orphans images test vet unit run conform catalogue bench fuzz clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/splitbrain
@@ -28,19 +28,26 @@ deps: rundeps
 	@command -v chromium >/dev/null && command -v xmllint >/dev/null || \
 		(apt-get update && apt-get install -y --no-install-recommends chromium libxml2-utils)
 
-# The heavy images the targets stand on (the Debian base and packages, an
-# etcd compiled from its modules), each made once per machine and cached:
-# minutes on a new machine, a second after. Made before the tests, so that
-# no test's timeout pays for them.
+# Every image the tests and runs build: the heavy bases (the Debian base
+# and packages, an etcd and a kube-apiserver compiled from their modules),
+# made once per machine and cached, and every target's, fixture's and the
+# harness's own program, compiled (which fills the Go build cache), several
+# at once: many minutes on a new machine, seconds after. Made before
+# the tests, so that no test's timeout pays for them.
 images: build rundeps
 	./$(BIN) images
+
+# The containers and networks that killed runs left behind (their process
+# is gone), removed before the tests start beside them.
+orphans: build
+	./$(BIN) clean --orphans
 
 # Unit tests and the integration tests, which start real containers.
 # Three of a package's parallel tests at once (go test's default is one per
 # core): most of a real-system test is waiting on the system's timers, and
 # the harness package's runs took 11 min two at a time, 7 min three at a
 # time, with no test failing.
-test: vet deps images
+test: vet deps orphans images
 	$(GO) test -race -count=1 -timeout 15m -parallel 3 ./...
 
 # Unit tests only: no Docker needed.

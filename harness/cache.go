@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -23,28 +25,50 @@ import (
 // LabelRecipe holds the hash of what an image was made from.
 const LabelRecipe = "dev.splitbrain.recipe"
 
-// heavyBuilds serializes the making of cached images: the builds of one
-// run go in parallel, and two runs (two test packages) may start at once;
-// one image must be made once. The mutex covers this process, a lock file
-// the others.
-var heavyBuilds sync.Mutex
+// Each image is made once: the builds of one run go in parallel, two
+// runs (two test packages) may start at once, and `splitbrain images`
+// makes many targets' images side by side. So an image is made under a
+// lock of its own, named by its tag: images that do not share one are
+// made at the same time (a compile beside a download of packages).
+//
+// A lock is a lock file under the temporary folder, held with flock(2):
+// it serves this process and every other on the machine alike (each take
+// opens the file anew, and flock locks open files, not processes), and
+// it is let go by the kernel when its holder dies.
 
-const heavyBuildsLockFile = "/tmp/splitbrain-builds.lock"
+// lockPoll is how often a lock that is held is tried again.
+const lockPoll = 200 * time.Millisecond
 
-func lockHeavyBuilds() (unlock func(), err error) {
-	heavyBuilds.Lock()
-	f, err := os.OpenFile(heavyBuildsLockFile, os.O_CREATE|os.O_RDWR, 0o666)
+// lock takes the lock called name, waiting while another holds it, until
+// ctx ends.
+func lock(ctx context.Context, name string) (unlock func(), err error) {
+	file := filepath.Join(os.TempDir(), "splitbrain-"+strings.NewReplacer("/", "-", ":", "-").Replace(name)+".lock")
+	f, err := os.OpenFile(file, os.O_CREATE|os.O_RDWR, 0o666)
 	if err != nil {
-		heavyBuilds.Unlock()
 		return nil, err
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		heavyBuilds.Unlock()
-		return nil, err
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() { f.Close() }, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %v", file, err)
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, fmt.Errorf("waiting for the lock %s: %w", file, ctx.Err())
+		case <-time.After(lockPoll):
+		}
 	}
-	return func() { f.Close(); heavyBuilds.Unlock() }, nil
 }
+
+// compileLock is held by the compiles of real servers from Go modules
+// (gowrapper.go): each keeps both cores busy for minutes, so two at once
+// would each take twice as long and starve the builds beside them.
+const compileLock = "go-compile"
 
 // recipeHash names what an image is made from, in 12 hex digits.
 func recipeHash(parts ...string) string {
@@ -62,10 +86,11 @@ func (d *Docker) hasImage(ctx context.Context, ref string) (bool, error) {
 }
 
 // say prints what is being built, and every 15 s how long it has taken,
-// until the returned stop is called, which prints the total.
-func (d *Docker) say(what string, start time.Time) (stop func()) {
+// until the returned stop is called with the build's error, which prints
+// the total.
+func (d *Docker) say(what string, start time.Time) (stop func(error)) {
 	if d.Progress == nil {
-		return func() {}
+		return func(error) {}
 	}
 	fmt.Fprintf(d.Progress, "splitbrain: %s...\n", what)
 	done := make(chan struct{})
@@ -82,10 +107,14 @@ func (d *Docker) say(what string, start time.Time) (stop func()) {
 			}
 		}
 	})
-	return func() {
+	return func(err error) {
 		close(done)
 		wg.Wait()
-		fmt.Fprintf(d.Progress, "splitbrain: %s: done in %.1f s\n", what, time.Since(start).Seconds())
+		outcome := "done"
+		if err != nil {
+			outcome = "failed"
+		}
+		fmt.Fprintf(d.Progress, "splitbrain: %s: %s in %.1f s\n", what, outcome, time.Since(start).Seconds())
 	}
 }
 
@@ -102,37 +131,51 @@ type heavyImage struct {
 	// making says what making it does: "compiling etcd v3.6.16 from Go
 	// modules".
 	making string
+	// compiled says it is compiled here from source, keeping the cores
+	// busy for minutes (gowrapper.go).
+	compiled bool
 	// make makes the image tag, labelled with its recipe; the images
 	// before it in the same cached call are on the machine.
 	make func(ctx context.Context, d *Docker) error
 }
 
+// top is the last of images, the one a chain of them makes.
+func top(images []heavyImage) heavyImage { return images[len(images)-1] }
+
 // cached makes sure images are on this machine, making in order those
-// that are not (each may stand on those before it), once across this
-// process and every other.
+// that are not (each may stand on those before it), each under its own
+// lock.
 func (d *Docker) cached(ctx context.Context, images ...heavyImage) error {
-	unlock, err := lockHeavyBuilds()
+	for _, img := range images {
+		if err := d.cache(ctx, img); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cache makes sure img is on this machine, making it if it is not.
+func (d *Docker) cache(ctx context.Context, img heavyImage) error {
+	unlock, err := lock(ctx, "image-"+img.tag)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	for _, img := range images {
-		ok, err := d.hasImage(ctx, img.tag)
+	ok, err := d.hasImage(ctx, img.tag)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		stop := d.say(img.making+", once for this machine", time.Now())
+		err := img.make(ctx, d)
+		stop(err)
 		if err != nil {
 			return err
 		}
-		if !ok {
-			stop := d.say(img.making+", once for this machine", time.Now())
-			err := img.make(ctx, d)
-			stop()
-			if err != nil {
-				return err
-			}
-		}
-		if img.alias != "" {
-			if _, err := d.cli.ImageTag(ctx, client.ImageTagOptions{Source: img.tag, Target: img.alias}); err != nil {
-				return fmt.Errorf("tag %s: %v", img.alias, err)
-			}
+	}
+	if img.alias != "" {
+		if _, err := d.cli.ImageTag(ctx, client.ImageTagOptions{Source: img.tag, Target: img.alias}); err != nil {
+			return fmt.Errorf("tag %s: %v", img.alias, err)
 		}
 	}
 	return nil

@@ -27,7 +27,8 @@ import (
 )
 
 // Labels put on everything splitbrain creates, so that teardown and
-// `splitbrain clean` find exactly that and nothing else.
+// `splitbrain clean` find exactly that and nothing else (and LabelOwner,
+// orphans.go).
 const (
 	LabelManaged = "dev.splitbrain"      // "true" on every object of ours
 	LabelRun     = "dev.splitbrain.run"  // the run id
@@ -378,6 +379,12 @@ type Removed struct {
 // sidecars) go before the others: the Engine releases the namespace's
 // endpoint with its owner.
 func (d *Docker) Remove(ctx context.Context, label string) (Removed, error) {
+	return d.removeWhere(ctx, label, func(map[string]string, time.Time) bool { return true })
+}
+
+// removeWhere is Remove of the objects carrying label that doomed picks by
+// their labels and when they were made.
+func (d *Docker) removeWhere(ctx context.Context, label string, doomed func(labels map[string]string, created time.Time) bool) (Removed, error) {
 	var n Removed
 	f := make(client.Filters).Add("label", label)
 	cs, err := d.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
@@ -386,6 +393,9 @@ func (d *Docker) Remove(ctx context.Context, label string) (Removed, error) {
 	}
 	var joiners, owners []string
 	for _, c := range cs.Items {
+		if !doomed(c.Labels, time.Unix(c.Created, 0)) {
+			continue
+		}
 		if strings.HasPrefix(c.HostConfig.NetworkMode, "container:") {
 			joiners = append(joiners, c.ID)
 		} else {
@@ -403,6 +413,9 @@ func (d *Docker) Remove(ctx context.Context, label string) (Removed, error) {
 		return n, errors.Join(append(errs, err)...)
 	}
 	for _, nw := range ns.Items {
+		if !doomed(nw.Labels, nw.Created) {
+			continue
+		}
 		switch stuck, err := d.removeNetwork(ctx, nw.ID); {
 		case stuck:
 			n.Stuck = append(n.Stuck, nw.Name)
@@ -484,8 +497,21 @@ func (d *Docker) waitGone(ctx context.Context, id string) error {
 	}
 }
 
+// ownLabels are the labels of every container and network of ours: ours,
+// and the process that made it (LabelOwner).
+func ownLabels() map[string]string {
+	l := map[string]string{LabelManaged: "true"}
+	if self, err := thisProcess(); err == nil {
+		l[LabelOwner] = self.String()
+	}
+	return l
+}
+
+// runLabels are the labels of a container (of node) or network (node "")
+// of run runID.
 func runLabels(runID, node string) map[string]string {
-	l := map[string]string{LabelManaged: "true", LabelRun: runID}
+	l := ownLabels()
+	l[LabelRun] = runID
 	if node != "" {
 		l[LabelNode] = node
 	}

@@ -160,58 +160,15 @@ func TestFaketimeInAContainer(t *testing.T) {
 	}
 }
 
-// waiters are the kinds of program clock: faketime serves (README.md), each
-// a small program of testdata/faketime that waits 100 ms at a time on the
-// monotonic clock, and how its image runs it.
-var waiters = []struct {
-	kind  string
-	entry string // the image's ENTRYPOINT
-}{
-	{"c", `["/usr/local/bin/waiter"]`},
-	{"python", `["python3", "/src/waiter.py"]`},
-	{"jvm", `["java", "-cp", "/src", "Waiter"]`},
-}
-
-// waiterImages builds an image of each waiter on the runtimes of the
-// tests (programImages).
+// waiterImages builds an image of each waiter (waiters) on the runtimes
+// of the tests.
 func waiterImages(t *testing.T, d *Docker) map[string]string {
 	t.Helper()
-	images := map[string]string{}
-	for _, w := range waiters {
-		images[w.kind] = "splitbrain/test-faketime-" + w.kind + ":latest"
-		programImage(t, d, images[w.kind], "faketime", "waiter", []string{"waiter.py"}, w.entry)
+	images, err := d.waiterImages(context.Background(), "..")
+	if err != nil {
+		t.Fatal(err)
 	}
 	return images
-}
-
-// programImage builds image tag of the test programs of testdata/dir on
-// the runtimes of the tests: the C program name.c compiled in a build
-// stage with Debian's gcc, at /usr/local/bin/name; the Java one, Name.java,
-// compiled by the compiler Debian's JRE holds, in /src with the files
-// more; entry its ENTRYPOINT.
-func programImage(t *testing.T, d *Docker, tag, dir, name string, more []string, entry string) {
-	t.Helper()
-	ctx := context.Background()
-	if err := d.TestImages(ctx); err != nil {
-		t.Fatal(err)
-	}
-	gcc, runtimes := faketimeImages()[1], faketimeRuntimes()
-	java := strings.ToUpper(name[:1]) + name[1:] + ".java"
-	files := map[string][]byte{}
-	for _, f := range append([]string{name + ".c", java}, more...) {
-		b, err := os.ReadFile(filepath.Join("testdata", dir, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[f] = b
-	}
-	files["Dockerfile"] = fmt.Appendf(nil, "FROM %[1]s AS c\nCOPY %[3]s.c /src/\nRUN gcc -O2 -Wall -Wextra -Werror -pthread -o /%[3]s /src/%[3]s.c\n"+
-		"FROM %[2]s\nCOPY --from=c /%[3]s /usr/local/bin/%[3]s\nCOPY %[4]s /src/\n"+
-		"RUN java -m jdk.compiler/com.sun.tools.javac.Main -d /src /src/%[5]s\nENTRYPOINT %[6]s\n",
-		gcc.tag, runtimes.tag, name, strings.Join(append([]string{java}, more...), " "), java, entry)
-	if err := d.buildContext(ctx, tag, nil, "Dockerfile", files); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // A wait a waiter printed: what it was, how long it took and when it
@@ -460,7 +417,7 @@ func TestFaketimeCanary(t *testing.T) {
 	}
 	ctx := context.Background()
 	d := testDocker(t)
-	if err := d.TestImages(ctx); err != nil {
+	if err := d.testRuntimes(ctx); err != nil {
 		t.Fatal(err)
 	}
 	dir, err := d.faketimeDir(ctx)
@@ -479,7 +436,7 @@ func TestFaketimeCanary(t *testing.T) {
 	} {
 		env := faketimeEnv()
 		env["LD_PRELOAD"] = c.preload
-		err := d.checkFaketime(ctx, runID, "canary", faketimeRuntimes().tag, dir, env)
+		err := d.checkFaketime(ctx, runID, "canary", top(faketimeRuntimes()).tag, dir, env)
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%s: %v", c.name, err)

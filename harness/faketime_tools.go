@@ -40,7 +40,8 @@ var faketimeSources embed.FS
 // faketimeImages are the images that make the companions: the Debian
 // base, its gcc, and the companions compiled on it.
 func faketimeImages() []heavyImage {
-	gcc := debianPackages([]string{"gcc", "libc6-dev"})
+	images := debianImages([]string{"gcc", "libc6-dev"})
+	gcc := top(images)
 	files := map[string][]byte{}
 	for _, name := range []string{"monotonic.c", "canary.c"} {
 		files[name], _ = faketimeSources.ReadFile("faketime/" + name)
@@ -50,13 +51,13 @@ func faketimeImages() []heavyImage {
 		"gcc -O2 -Wall -Wextra -Werror -pthread -o %[2]s/canary /src/canary.c\n", gcc.tag, faketimeMount)
 	hash := recipeHash(string(files["Dockerfile"]), string(files["monotonic.c"]), string(files["canary.c"]))
 	tag := "splitbrain/faketime:" + hash
-	return []heavyImage{debianBase(), gcc, {
+	return append(images, heavyImage{
 		tag:    tag,
 		making: "compiling the harness's companions to libfaketime",
 		make: func(ctx context.Context, d *Docker) error {
 			return d.buildContext(ctx, tag, map[string]string{LabelRecipe: hash}, "Dockerfile", files)
 		},
-	}}
+	})
 }
 
 // faketimeDir makes sure the companions are in a folder of this machine,
@@ -66,7 +67,7 @@ func (d *Docker) faketimeDir(ctx context.Context) (string, error) {
 	if err := d.cached(ctx, images...); err != nil {
 		return "", err
 	}
-	tag := images[len(images)-1].tag
+	tag := top(images).tag
 	dir := filepath.Join(os.TempDir(), strings.NewReplacer("/", "-", ":", "-").Replace(tag)) // a bind's source has no colon
 	if _, err := os.Stat(dir); err == nil {
 		return dir, nil
@@ -95,7 +96,7 @@ func (d *Docker) faketimeDir(ctx context.Context) (string, error) {
 // copyOut copies the files of folder src in image into dir.
 func (d *Docker) copyOut(ctx context.Context, image, src, dir string) error {
 	res, err := d.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: &container.Config{
-		Image: image, Cmd: []string{"never started"}, Labels: map[string]string{LabelManaged: "true"},
+		Image: image, Cmd: []string{"never started"}, Labels: ownLabels(),
 	}})
 	if err != nil {
 		return err
@@ -185,19 +186,4 @@ func (d *Docker) checkFaketime(ctx context.Context, runID, name, image, dir stri
 		return fmt.Errorf("%s (exit %d)", strings.TrimSpace(tail(out, 3)), code)
 	}
 	return nil
-}
-
-// faketimeRuntimes is what the harness's tests run a small waiter of each
-// kind of program clock: faketime serves on (testdata/faketime): Debian's
-// JVM and Python, with libfaketime; the C one is compiled with the gcc of
-// faketimeImages.
-func faketimeRuntimes() heavyImage {
-	return debianPackages([]string{"default-jre-headless", "libfaketime", "python3"})
-}
-
-// TestImages makes sure the heavy images the harness's own tests stand on
-// are on this machine, making those that are not: `make test` makes them
-// before any test's timeout starts.
-func (d *Docker) TestImages(ctx context.Context) error {
-	return d.cached(ctx, append(faketimeImages(), faketimeRuntimes())...)
 }

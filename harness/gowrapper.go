@@ -46,8 +46,9 @@ func (w goWrapper) goMod() string {
 func (w goWrapper) image(recipe string) heavyImage {
 	tag := "splitbrain/" + w.name + ":" + w.release + "-" + recipe
 	return heavyImage{
-		tag:    tag,
-		making: "compiling " + w.name + " " + w.release + " from Go modules",
+		tag:      tag,
+		making:   "compiling " + w.name + " " + w.release + " from Go modules",
+		compiled: true,
 		make: func(ctx context.Context, d *Docker) error {
 			dir, err := os.MkdirTemp("", "splitbrain-"+w.name+"-")
 			if err != nil {
@@ -118,6 +119,13 @@ func (w goWrapper) compile(ctx context.Context, dir string) ([]byte, error) {
 	if _, err := goCmd("mod", "tidy"); err != nil {
 		return nil, fmt.Errorf("%s: go mod tidy failed: %v\n%s", what, err, tail(stderrOf(err), 8))
 	}
+	// Its modules are downloaded by now, beside other builds; its
+	// compile waits for any other's to end.
+	unlock, err := lock(ctx, compileLock)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	if _, err := goCmd("build", "-trimpath", "-ldflags=-s -w "+w.ldflags, "-o", w.name, "."); err != nil {
 		return nil, fmt.Errorf("%s: go build failed: %v\n%s", what, err, tail(stderrOf(err), 15))
 	}

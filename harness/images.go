@@ -12,10 +12,107 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/moby/moby/api/types/build"
 	"github.com/moby/moby/client"
+
+	"github.com/splitbrain/splitbrain/internal/parallel"
+	"github.com/splitbrain/splitbrain/targets"
 )
+
+// Everything a run or a test builds is made ahead by Images (`splitbrain
+// images`): the heavy bases (cache.go), every target's images, whose
+// programs' compiles fill the Go build cache, the harness's own images
+// and the tests'. After it, a run's build is a Go link and a layer cache
+// hit.
+
+// aheadBuilds is how many targets' images Images makes at once: enough
+// that downloads of packages and modules go on beside a compile, few
+// enough that two cores are not shared by more compiles than that.
+const aheadBuilds = 3
+
+// harnessImages are the images of the harness's own programs that a run
+// starts beside a target's: the resource, the packet-filter and the
+// clock sidecars.
+var harnessImages = []struct{ tag, main string }{
+	{resourceImage, resourceMain}, {netfilterImage, netfilterMain}, {vdsoclockImage, vdsoclockMain},
+}
+
+// Images makes every image that runs of targets ms build, from the
+// repository at root, and with tests the images of the harness's tests
+// (TestImages), aheadBuilds targets at a time: first the target with the
+// most bases compiled here (an etcd, a kube-apiserver), whose compiles
+// take longest, then the others in order. Each target's images it makes,
+// and how long they took, it tells Progress.
+func (d *Docker) Images(ctx context.Context, root string, ms []targets.Manifest, tests bool) error {
+	type job struct {
+		what string
+		make func() error
+	}
+	if len(ms) > 0 {
+		heaviest := 0
+		for i, m := range ms {
+			if compiledBases(m) > compiledBases(ms[heaviest]) {
+				heaviest = i
+			}
+		}
+		ms = append([]targets.Manifest{ms[heaviest]}, slices.Delete(slices.Clone(ms), heaviest, heaviest+1)...)
+	}
+	var jobs []job
+	for _, m := range ms {
+		jobs = append(jobs, job{"target " + m.Name, func() error {
+			if err := d.BaseImages(ctx, m); err != nil {
+				return err
+			}
+			_, err := d.TargetImages(ctx, m)
+			return err
+		}})
+	}
+	jobs = append(jobs, job{"the harness's own", func() error {
+		return parallel.Each(harnessImages, func(h struct{ tag, main string }) error {
+			return d.BuildTargetImage(ctx, h.tag, root, targets.Build{Go: h.main})
+		})
+	}})
+	if tests {
+		jobs = append(jobs, job{"the harness's tests", func() error { return d.TestImages(ctx, root) }})
+	}
+	// The jobs take their slots in order.
+	slots := make(chan struct{}, aheadBuilds)
+	errs := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			start := time.Now()
+			if err := j.make(); err != nil {
+				errs[i] = fmt.Errorf("the images of %s: %w", j.what, err)
+			} else if d.Progress != nil {
+				fmt.Fprintf(d.Progress, "splitbrain: the images of %s are made (%.1f s)\n", j.what, time.Since(start).Seconds())
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// compiledBases counts the bases of target m's images that are compiled
+// here (heavyImage.compiled).
+func compiledBases(m targets.Manifest) int {
+	n := 0
+	for _, b := range append([]targets.Build{nodeBuild(m)}, serviceBuilds(m)...) {
+		if k, ok := b.Base(); ok {
+			for _, img := range baseKinds[k.Field].images(b) {
+				if img.compiled {
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
 
 // buildContext builds an image from a context of the files given, with
 // labels besides ours.

@@ -45,7 +45,19 @@ var debianBaseTag = "splitbrain/debian:" + debianSuite + "-" + debianBaseRecipe
 type debianKind struct{}
 
 func (debianKind) images(b targets.Build) []heavyImage {
-	return []heavyImage{debianBase(), debianPackages(b.Debian)}
+	return debianImages(b.Debian)
+}
+
+// debianImages are the images that make packages ready: the Debian base,
+// then, when the packages run on Java, the Java runtime alone (every Java
+// set stands on that one layer, which holds the bulk of their size and
+// install time), then the packages on that.
+func debianImages(packages []string) []heavyImage {
+	images := []heavyImage{debianBase()}
+	if runsOnJava(packages) {
+		images = append(images, debianPackages(debianBaseTag, []string{javaRuntime}))
+	}
+	return append(images, debianPackages(top(images).tag, packages))
 }
 
 // debianBase is the Debian base image. It is also tagged
@@ -122,16 +134,16 @@ func (d *Docker) importDir(ctx context.Context, dir, tag, recipe string) error {
 // unknownPackage finds apt's word for a package it does not know.
 var unknownPackage = regexp.MustCompile(`E: (?:Unable to locate package |Package '?)([a-z0-9][a-z0-9+.-]+)`)
 
-// debianPackages is the image of the Debian base with packages
-// installed.
-func debianPackages(packages []string) heavyImage {
+// debianPackages is the image of packages installed on the image from,
+// the Debian base or one made on it.
+func debianPackages(from string, packages []string) heavyImage {
 	pkgs := slices.Clone(packages)
 	slices.Sort(pkgs)
 	pkgs = slices.Compact(pkgs)
 	// /data is where a real server keeps what must survive a kill; the
 	// packages' versions are kept in the image for run.json.
 	dockerfile := fmt.Sprintf("FROM %s\nRUN apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends %[2]s && rm -rf /var/lib/apt/lists/* && mkdir -p /data && dpkg-query -W -f '${Package} ${Version}\\n' %[2]s > %[3]s\n",
-		debianBaseTag, strings.Join(pkgs, " "), packagesFile)
+		from, strings.Join(pkgs, " "), packagesFile)
 	hash := recipeHash(dockerfile)
 	tag := "splitbrain/debian-packages:" + hash
 	return heavyImage{

@@ -23,14 +23,26 @@ import (
 // image: it would double its size.
 type javaKind struct{}
 
-// javaJDK is the package that brings javac: the JDK of Debian bookworm's
-// default JRE.
-const javaJDK = "openjdk-17-jdk-headless"
+// javaRuntime is Debian's Java runtime, and javaJDK the package that
+// brings javac: the JDK of Debian bookworm's default JRE.
+const (
+	javaRuntime = "default-jre-headless"
+	javaJDK     = "openjdk-17-jdk-headless"
+)
 
-// compilers are the images that compile b's program: the Debian base, and
-// on it b's packages with the JDK.
+// runsOnJava says whether Debian packages need a Java runtime: they name
+// it, a JDK, or a Java library (Debian names them lib*-java).
+func runsOnJava(packages []string) bool {
+	return slices.ContainsFunc(packages, func(p string) bool {
+		return p == javaRuntime || strings.HasPrefix(p, "openjdk-") || strings.HasSuffix(p, "-java")
+	})
+}
+
+// compilers are the images that compile b's program: b's packages (on
+// the Debian base and the Java runtime), and on them the JDK.
 func (javaKind) compilers(b targets.Build) []heavyImage {
-	return []heavyImage{debianBase(), debianPackages(append(slices.Clone(b.Debian), javaJDK))}
+	images := debianImages(b.Debian)
+	return append(images, debianPackages(top(images).tag, append(slices.Clone(b.Debian), javaJDK)))
 }
 
 func (k javaKind) build(ctx context.Context, d *Docker, tag, dir string, b targets.Build, base string) error {
@@ -48,7 +60,7 @@ func (k javaKind) build(ctx context.Context, d *Docker, tag, dir string, b targe
 	if err != nil {
 		return fmt.Errorf("build %s: reading the Java sources in %s: %v", tag, srcDir, err)
 	}
-	files["Dockerfile"] = javaDockerfile(compilers[len(compilers)-1].tag, base, b.Java[1:], javaMainClass(source, mainFile))
+	files["Dockerfile"] = javaDockerfile(top(compilers).tag, base, b.Java[1:], javaMainClass(source, mainFile))
 	err = d.buildContext(ctx, tag, nil, "Dockerfile", files)
 	var failed *buildFailure
 	switch {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
+	"github.com/splitbrain/splitbrain/internal/parallel"
 	"github.com/splitbrain/splitbrain/targets"
 )
 
@@ -44,13 +46,58 @@ var (
 )
 
 // BuildTargetImage builds an image of a target, its nodes' or a service's,
-// as the valid build b in the manifest in dir says.
+// as the valid build b in the manifest in dir says. A build that takes
+// long says so (slowBuild).
 func (d *Docker) BuildTargetImage(ctx context.Context, tag, dir string, b targets.Build) error {
+	start := time.Now()
 	base, err := d.baseImage(ctx, b)
 	if err != nil {
 		return err
 	}
-	return programKinds[b.Program().Field].build(ctx, d, tag, dir, b, base)
+	err = programKinds[b.Program().Field].build(ctx, d, tag, dir, b, base)
+	if took := time.Since(start); err == nil && took > slowBuild && d.Progress != nil {
+		fmt.Fprintf(d.Progress, "splitbrain: built %s (%s, in %s) in %.1f s\n", tag, b.Program().Field, dir, took.Seconds())
+	}
+	return err
+}
+
+// slowBuild is how long a build of a target's image takes at most when
+// its program's compile is cached (a Go link) and its image is a layer
+// cache hit: two or three seconds beside other builds, measured. A build
+// that took longer compiled or installed more, which a run or a test
+// after `splitbrain images` should not have to.
+const slowBuild = 5 * time.Second
+
+// NodeImage is the name of the image of target m's nodes, and
+// ServiceImage of its service s's.
+func NodeImage(m targets.Manifest) string { return "splitbrain/" + m.Name + ":latest" }
+
+func ServiceImage(m targets.Manifest, s targets.Service) string {
+	return "splitbrain/" + m.Name + "/" + s.Name + ":latest"
+}
+
+// TargetImages builds the images of target m, its nodes' and each of its
+// services', each once in this process (buildOnce) while it is on the
+// machine, and with a clock libfaketime skews, copies out libfaketime's
+// companions: it names their folder, "" when m has no such clock.
+func (d *Docker) TargetImages(ctx context.Context, m targets.Manifest) (faketime string, err error) {
+	image := func(tag string, b targets.Build) func() error {
+		return func() error {
+			return d.buildOnce(ctx, tag, fmt.Sprintf("%s %+v", m.Dir, b), func() error { return d.BuildTargetImage(ctx, tag, m.Dir, b) })
+		}
+	}
+	builds := []func() error{image(NodeImage(m), nodeBuild(m))}
+	for _, s := range m.Services {
+		builds = append(builds, image(ServiceImage(m, s), serviceBuild(s)))
+	}
+	if usesFaketime(m) {
+		builds = append(builds, func() (err error) {
+			faketime, err = d.faketimeDir(ctx)
+			return err
+		})
+	}
+	err = parallel.Each(builds, func(build func() error) error { return build() })
+	return faketime, err
 }
 
 // baseImage makes sure the base of b is on this machine, making it if it
@@ -61,7 +108,7 @@ func (d *Docker) baseImage(ctx context.Context, b targets.Build) (string, error)
 		return "scratch", nil
 	}
 	images := baseKinds[k.Field].images(b)
-	return images[len(images)-1].tag, d.cached(ctx, images...)
+	return top(images).tag, d.cached(ctx, images...)
 }
 
 // nodeBuild is how a target's node image is made: the manifest's build,
@@ -83,6 +130,16 @@ func serviceBuild(s targets.Service) targets.Build {
 	return b
 }
 
+// serviceBuilds are how the images of target m's services are made, in
+// the order of its services.
+func serviceBuilds(m targets.Manifest) []targets.Build {
+	builds := make([]targets.Build, len(m.Services))
+	for i, s := range m.Services {
+		builds[i] = serviceBuild(s)
+	}
+	return builds
+}
+
 // BaseImages makes sure the bases that target m's images stand on (its
 // Debian packages, its etcd) and the images that compile its programs (a
 // JDK) are on this machine, making those that are not, and with a clock
@@ -94,11 +151,7 @@ func (d *Docker) BaseImages(ctx context.Context, m targets.Manifest) error {
 			return fmt.Errorf("%s: %w", m.Name, err)
 		}
 	}
-	builds := []targets.Build{nodeBuild(m)}
-	for _, s := range m.Services {
-		builds = append(builds, serviceBuild(s))
-	}
-	for _, b := range builds {
+	for _, b := range append([]targets.Build{nodeBuild(m)}, serviceBuilds(m)...) {
 		if _, err := d.baseImage(ctx, b); err != nil {
 			return fmt.Errorf("%s: %w", m.Name, err)
 		}

@@ -36,6 +36,9 @@ func TestHeavyImageNamesStay(t *testing.T) {
 	}{
 		{targets.Build{Debian: []string{"redis-server", "libfaketime"}}, []string{"splitbrain/debian:bookworm-7c01919e47a9", "splitbrain/debian-packages:3321728fe97b"}},
 		{targets.Build{Debian: []string{"redis-sentinel"}}, []string{"splitbrain/debian:bookworm-7c01919e47a9", "splitbrain/debian-packages:c0ef57dd7385"}},
+		// Java's packages stand on one image of the Java runtime alone.
+		{targets.Build{Debian: []string{"default-jre-headless", "libzookeeper-java"}}, []string{"splitbrain/debian:bookworm-7c01919e47a9", "splitbrain/debian-packages:97ae4e10b30d", "splitbrain/debian-packages:454eb03deeb5"}},
+		{targets.Build{Debian: []string{"libzookeeper-java"}}, []string{"splitbrain/debian:bookworm-7c01919e47a9", "splitbrain/debian-packages:97ae4e10b30d", "splitbrain/debian-packages:ac0af7a18b2d"}},
 		{targets.Build{Etcd: "v3.6.16"}, []string{"splitbrain/etcd:v3.6.16-3f0caad21df4"}},
 		{targets.Build{KubeAPIServer: "v1.37.2"}, []string{"splitbrain/kube-apiserver:v1.37.2-01d483a101db"}},
 	} {
@@ -46,6 +49,20 @@ func TestHeavyImageNamesStay(t *testing.T) {
 		}
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("%+v: images %v, want %v", tc.b, got, tc.want)
+		}
+	}
+}
+
+// The targets whose bases are compiled here are told from the others, by
+// how many: Images makes the one with the most first.
+func TestCompiledBases(t *testing.T) {
+	for name, want := range map[string]int{"k8s-lease": 2, "etcd": 1, "zookeeper": 0, "raft": 0} {
+		m, err := targets.Find("../targets", name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := compiledBases(m); got != want {
+			t.Errorf("%s: %d compiled bases, want %d", name, got, want)
 		}
 	}
 }

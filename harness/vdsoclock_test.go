@@ -21,35 +21,13 @@ import (
 	"github.com/splitbrain/splitbrain/nemesis/vdsoclock"
 )
 
-// readers are the kinds of process a clock sidecar reaches, each a program
-// of testdata/vdsoclock that prints every 20 ms true time, read where no
-// patch reaches, then its realtime and monotonic readings (the C one also
-// gettimeofday's and time's), and how its image runs it.
-var readers = []struct {
-	kind  string
-	entry string // the image's ENTRYPOINT; "" for the static Go binary's own
-}{
-	{"go", ""},
-	{"c", `["/usr/local/bin/reader"]`},
-	{"jvm", `["java", "-cp", "/src", "Reader"]`},
-}
-
-// readerImages builds the clock sidecar and an image of each reader: the Go
-// one static, FROM scratch; the C and Java ones on the runtimes of the
-// tests (programImage).
+// readerImages builds the clock sidecar and an image of each reader
+// (readers).
 func readerImages(t *testing.T, d *Docker) map[string]string {
 	t.Helper()
-	ctx := context.Background()
-	if err := d.BuildGoImage(ctx, vdsoclockImage, "..", vdsoclockMain); err != nil {
+	images, err := d.readerImages(context.Background(), "..")
+	if err != nil {
 		t.Fatal(err)
-	}
-	images := map[string]string{"go": "splitbrain/test-vdsoclock-go:latest"}
-	if err := d.BuildGoImage(ctx, images["go"], ".", "./testdata/vdsoclock/reader"); err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range readers[1:] {
-		images[r.kind] = "splitbrain/test-vdsoclock-" + r.kind + ":latest"
-		programImage(t, d, images[r.kind], "vdsoclock", "reader", nil, r.entry)
 	}
 	return images
 }

@@ -13,13 +13,12 @@ import (
 )
 
 // imagesUsage is the usage of `splitbrain images`.
-const imagesUsage = `  splitbrain images [--target T]    make the cached images targets stand on (Debian packages, etcd; without --target, the tests' too) ahead of a run`
+const imagesUsage = `  splitbrain images [--target T]    make every image a run of the targets builds (without --target, the tests' too) ahead of runs and tests`
 
-// imagesCmd makes the heavy images of the repository's targets (a Debian
-// base and its packages, an etcd compiled from its modules) and, without
-// --target, of the harness's own tests, each once per machine, so that a
-// CI job can pay for them in a step of their own and no run or test waits
-// for them.
+// imagesCmd makes every image of the repository's targets (the heavy bases
+// once per machine, their programs compiled) and, without --target, of the
+// harness's own tests, so that a CI job can pay for them in a step of its
+// own and no run or test waits for them.
 func imagesCmd(ctx context.Context, args []string) (int, error) {
 	fs := flag.NewFlagSet("images", flag.ContinueOnError)
 	target := fs.String("target", "", "only this target's images")
@@ -44,15 +43,8 @@ func imagesCmd(ctx context.Context, args []string) (int, error) {
 	defer d.Close()
 	d.Progress = os.Stdout
 	start := time.Now()
-	for _, m := range all {
-		if err := d.BaseImages(ctx, m); err != nil {
-			return 0, err
-		}
-	}
-	if *target == "" {
-		if err := d.TestImages(ctx); err != nil {
-			return 0, err
-		}
+	if err := d.Images(ctx, root, all, *target == ""); err != nil {
+		return 0, err
 	}
 	fmt.Printf("splitbrain: the images of %d targets are on this machine (%.1f s)\n", len(all), time.Since(start).Seconds())
 	return exitValid, nil
