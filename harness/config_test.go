@@ -28,7 +28,7 @@ func TestPrepareServiceFaults(t *testing.T) {
 	if got := len(r.faults); got != 8 {
 		t.Errorf("%d faults, want kill's 5 and service's 3", got)
 	}
-	if img := r.serviceImage(r.manifest.Services[0]); img != "splitbrain/lease/store:latest" {
+	if img := ServiceImage(r.manifest, r.manifest.Services[0]); img != "splitbrain/lease/store:latest" {
 		t.Errorf("service image %s", img)
 	}
 }

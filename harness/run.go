@@ -142,14 +142,8 @@ type run struct {
 	faketime string
 }
 
-// Images of a run: the target's nodes and services, the resource, and the
-// packet-filter sidecar.
-func (r *run) nodeImage() string { return "splitbrain/" + r.manifest.Name + ":latest" }
-
-func (r *run) serviceImage(s targets.Service) string {
-	return "splitbrain/" + r.manifest.Name + "/" + s.Name + ":latest"
-}
-
+// The images of the harness's own programs that a run starts beside a
+// target's (the target's own are NodeImage and ServiceImage).
 const (
 	resourceImage  = "splitbrain/resource:latest"
 	netfilterImage = "splitbrain/netfilter:latest"
@@ -166,28 +160,21 @@ func (r *run) partitions() bool {
 func (r *run) buildImages(ctx context.Context) error {
 	start := time.Now()
 	d := r.docker
-	image := func(tag, dir string, b targets.Build) func() error {
+	ours := func(tag, pkg string) func() error {
 		return func() error {
-			return d.buildOnce(ctx, tag, fmt.Sprintf("%s %+v", dir, b), func() error { return d.BuildTargetImage(ctx, tag, dir, b) })
+			b := targets.Build{Go: pkg}
+			return d.buildOnce(ctx, tag, fmt.Sprintf("%s %+v", r.cfg.RepoRoot, b), func() error { return d.BuildTargetImage(ctx, tag, r.cfg.RepoRoot, b) })
 		}
 	}
-	target := func(tag string, b targets.Build) func() error { return image(tag, r.manifest.Dir, b) }
-	ours := func(tag, pkg string) func() error { return image(tag, r.cfg.RepoRoot, targets.Build{Go: pkg}) }
-	builds := []func() error{target(r.nodeImage(), nodeBuild(r.manifest)), ours(resourceImage, resourceMain)}
-	for _, s := range r.manifest.Services {
-		builds = append(builds, target(r.serviceImage(s), serviceBuild(s)))
+	builds := []func() error{
+		func() (err error) { r.faketime, err = d.TargetImages(ctx, r.manifest); return err },
+		ours(resourceImage, resourceMain),
 	}
 	if r.partitions() {
 		builds = append(builds, ours(netfilterImage, netfilterMain))
 	}
 	if r.clockSidecars(false) || r.clockSidecars(true) {
 		builds = append(builds, ours(vdsoclockImage, vdsoclockMain))
-	}
-	if usesFaketime(r.manifest) {
-		builds = append(builds, func() (err error) {
-			r.faketime, err = d.faketimeDir(ctx)
-			return err
-		})
 	}
 	err := parallel.Each(builds, func(build func() error) error { return build() })
 	r.info.Timings.ImageBuild = time.Since(start).Seconds()

@@ -53,7 +53,7 @@ func (r *run) startServices(ctx context.Context, at int) error {
 	}
 	errs := parallel.Do(members, func(m member) error {
 		spec := ContainerSpec{
-			RunID: r.info.ID, Name: m.Name, Image: r.serviceImage(m.service), Network: c.network, Env: r.memberEnv(m.service, m.Name),
+			RunID: r.info.ID, Name: m.Name, Image: ServiceImage(r.manifest, m.service), Network: c.network, Env: r.memberEnv(m.service, m.Name),
 			IP: c.hosts[m.Name], Hosts: c.hosts, Beside: c.ids[m.Node],
 		}
 		if m.service.Clock == targets.ClockFaketime {

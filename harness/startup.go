@@ -99,12 +99,12 @@ func (r *run) checkFaketime(ctx context.Context) error {
 	var probes []probe
 	if r.manifest.Clock == targets.ClockFaketime {
 		node := r.cluster.nodes[0]
-		probes = append(probes, probe{node, r.nodeImage(), r.nodeEnv(node)})
+		probes = append(probes, probe{node, NodeImage(r.manifest), r.nodeEnv(node)})
 	}
 	for _, s := range r.manifest.Services {
 		if s.Clock == targets.ClockFaketime {
 			member := s.MemberNames(r.cfg.Nodes)[0]
-			probes = append(probes, probe{member, r.serviceImage(s), r.memberEnv(s, member)})
+			probes = append(probes, probe{member, ServiceImage(r.manifest, s), r.memberEnv(s, member)})
 		}
 	}
 	errs := parallel.Do(probes, func(p probe) error {
@@ -154,7 +154,7 @@ func (r *run) startNodes(ctx context.Context) error {
 	c := r.cluster
 	errs := parallel.Do(c.nodes, func(node string) error {
 		id, err := c.start(ctx, ContainerSpec{
-			RunID: r.info.ID, Name: node, Image: r.nodeImage(), Network: c.network, Env: r.nodeEnv(node), IP: c.hosts[node], Hosts: c.hosts,
+			RunID: r.info.ID, Name: node, Image: NodeImage(r.manifest), Network: c.network, Env: r.nodeEnv(node), IP: c.hosts[node], Hosts: c.hosts,
 			Binds: r.clockBinds(node, r.manifest.Clock == targets.ClockFaketime),
 		})
 		if err == nil && r.clockSidecars(false) {
