@@ -12,6 +12,7 @@ import (
 
 	"github.com/splitbrain/splitbrain/checkers"
 	"github.com/splitbrain/splitbrain/harness"
+	"github.com/splitbrain/splitbrain/harness/harnesstest"
 	"github.com/splitbrain/splitbrain/history"
 	"github.com/splitbrain/splitbrain/results"
 )
@@ -226,7 +227,7 @@ func (r row) config(t *testing.T) harness.Config {
 // fault took effect, the real system ran, the verdicts, the leaderships.
 func (r row) check(t *testing.T, run run) {
 	t.Helper()
-	assertFaultsTookEffect(t, run.info.Faults, r.faults)
+	harnesstest.FaultsTookEffect(t, run.info.Faults, r.faults)
 	if r.system != "" && run.info.Versions.System[r.system] == "" {
 		t.Errorf("run.json names no %s version: %+v", r.system, run.info.Versions)
 	}
@@ -276,24 +277,6 @@ func (r row) verdictErrors(report checkers.Report, excused []string) []string {
 		}
 	}
 	return errs
-}
-
-// assertFaultsTookEffect fails unless each fault named was injected, and
-// every fault of the run took effect without an error.
-func assertFaultsTookEffect(t *testing.T, effects []checkers.FaultEffect, faults []string) {
-	t.Helper()
-	injected := map[string]bool{}
-	for _, f := range effects {
-		if f.Error != "" {
-			t.Errorf("%s: %s", f.Fault, f.Error)
-		}
-		injected[f.Fault] = true
-	}
-	for _, f := range faults {
-		if !injected[f] {
-			t.Errorf("%s never injected: %+v", f, effects)
-		}
-	}
 }
 
 // leaderships lists each (node, token) that an observation saw leading,

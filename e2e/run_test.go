@@ -9,6 +9,7 @@ import (
 
 	"github.com/splitbrain/splitbrain/checkers"
 	"github.com/splitbrain/splitbrain/harness"
+	"github.com/splitbrain/splitbrain/harness/harnesstest"
 	"github.com/splitbrain/splitbrain/harness/record"
 	"github.com/splitbrain/splitbrain/history"
 	"github.com/splitbrain/splitbrain/results"
@@ -40,7 +41,7 @@ func runTarget(t *testing.T, cfg harness.Config) run {
 	}
 	out, err := record.Run(ctx, cfg)
 	if out != nil {
-		assertNothingLeft(t, out.Info.ID)
+		harnesstest.NothingLeft(t, out.Info.ID)
 	}
 	switch {
 	case err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
@@ -55,23 +56,4 @@ func runTarget(t *testing.T, cfg harness.Config) run {
 		t.Fatal(err)
 	}
 	return run{dir: out.Dir, info: out.Info, report: out.Report, events: events}
-}
-
-// assertNothingLeft fails if any container or network of the run survived
-// it, and removes them.
-func assertNothingLeft(t *testing.T, runID string) {
-	t.Helper()
-	ctx := context.Background()
-	d, err := harness.ConnectDocker(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	left, err := d.Remove(ctx, harness.LabelRun+"="+runID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if left.Containers+left.Networks+len(left.Stuck) > 0 {
-		t.Errorf("run %s left %d containers and %d networks behind, and %v the Engine would not remove", runID, left.Containers, left.Networks, left.Stuck)
-	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/splitbrain/splitbrain/harness"
+	"github.com/splitbrain/splitbrain/harness/harnesstest"
 	"github.com/splitbrain/splitbrain/harness/record"
 )
 
@@ -18,5 +19,5 @@ func TestEtcdUnknownRelease(t *testing.T) {
 	if !harness.IsBadInput(err) || !strings.Contains(err.Error(), "etcd v3.6.999") {
 		t.Fatalf("want bad input naming etcd v3.6.999, got %v", err)
 	}
-	assertNothingLeft(t, out.Info.ID)
+	harnesstest.NothingLeft(t, out.Info.ID)
 }

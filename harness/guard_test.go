@@ -18,6 +18,7 @@ import (
 	"github.com/splitbrain/splitbrain/checkers"
 	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/harness"
+	"github.com/splitbrain/splitbrain/harness/harnesstest"
 	"github.com/splitbrain/splitbrain/harness/record"
 	"github.com/splitbrain/splitbrain/history"
 	"github.com/splitbrain/splitbrain/results"
@@ -120,7 +121,7 @@ func TestBrokenEnvironmentFailsTheRun(t *testing.T) {
 			if ended := time.Since(acted); ended > 20*time.Second {
 				t.Errorf("the run went on for %s after the breakage", ended)
 			}
-			assertNothingLeft(t, out.Info.ID)
+			harnesstest.NothingLeft(t, out.Info.ID)
 			var report checkers.Report
 			if err := results.ReadJSON(filepath.Join(out.Dir, results.ResultsFile), &report); err != nil {
 				t.Fatal(err)
@@ -166,7 +167,7 @@ func TestFullDiskFailsTheRun(t *testing.T) {
 	if took := time.Since(began); took > time.Minute {
 		t.Errorf("the run took %s: it did not stop when the disk filled", took)
 	}
-	assertNothingLeft(t, out.Info.ID)
+	harnesstest.NothingLeft(t, out.Info.ID)
 	events, cut, err := history.ReadComplete(filepath.Join(out.Dir, results.HistoryFile), history.ReadEvents)
 	if err != nil || len(events) == 0 {
 		t.Fatalf("the history written before the disk filled: %d events, %v", len(events), err)
@@ -270,7 +271,7 @@ func TestEngineGoneFailsTheRun(t *testing.T) {
 	if !harness.IsEnvironment(err) || !strings.Contains(err.Error(), want) {
 		t.Fatalf("the run ended with %v, want a harness failure that says %q", err, want)
 	}
-	assertNothingLeft(t, out.Info.ID)
+	harnesstest.NothingLeft(t, out.Info.ID)
 	if _, _, err := history.ReadComplete(filepath.Join(out.Dir, results.HistoryFile), history.ReadEvents); err != nil {
 		t.Error(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/splitbrain/splitbrain/checkers"
 	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/harness"
+	"github.com/splitbrain/splitbrain/harness/harnesstest"
 	"github.com/splitbrain/splitbrain/harness/record"
 	"github.com/splitbrain/splitbrain/history"
 	"github.com/splitbrain/splitbrain/results"
@@ -35,33 +36,6 @@ func testConfig(t *testing.T) harness.Config {
 	return cfg
 }
 
-// assertNothingLeft fails if any container or network of the run survived.
-func assertNothingLeft(t *testing.T, runID string) {
-	t.Helper()
-	ctx := context.Background()
-	d, err := harness.ConnectDocker(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	left, err := d.Remove(ctx, harness.LabelRun+"="+runID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if left.Containers+left.Networks+len(left.Stuck) > 0 {
-		t.Errorf("run %s left %d containers and %d networks behind, and %v the Engine would not remove", runID, left.Containers, left.Networks, left.Stuck)
-	}
-}
-
-func readHistory(t *testing.T, dir string) []history.Event {
-	t.Helper()
-	events, err := history.ReadFile(filepath.Join(dir, results.HistoryFile), history.ReadEvents)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return events
-}
-
 func TestRaftUnderFaultsIsValid(t *testing.T) {
 	cfg := testConfig(t)
 	// A relative results folder, as the CLI's default is: Docker needs
@@ -73,7 +47,7 @@ func TestRaftUnderFaultsIsValid(t *testing.T) {
 	}
 	cfg.ResultsDir = rel
 	out := runValid(t, cfg)
-	if e := out.Report.Checkers["election-safety"].Figures["elections"]; e < 1 {
+	if e := out.Report.Checkers[checkers.ElectionSafetyName].Figures["elections"]; e < 1 {
 		t.Errorf("no election counted")
 	}
 	if out.Info.Timings.OpsOK == 0 {
@@ -81,7 +55,7 @@ func TestRaftUnderFaultsIsValid(t *testing.T) {
 	}
 	var injected, healed, leaders int
 	pushed := map[string]int{} // per node: lines of its watch
-	for _, e := range readHistory(t, out.Dir) {
+	for _, e := range harnesstest.History(t, out.Dir) {
 		switch {
 		case e.Type == history.Nemesis && e.Phase == history.Inject && e.Error == "":
 			injected++
@@ -121,8 +95,8 @@ func TestUnfencedResourceRunsAndReports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	assertNothingLeft(t, out.Info.ID)
-	if _, ok := out.Report.Checkers["stale-token"]; !ok {
+	harnesstest.NothingLeft(t, out.Info.ID)
+	if _, ok := out.Report.Checkers[checkers.StaleTokenName]; !ok {
 		t.Fatalf("no stale-token verdict: %+v", out.Report)
 	}
 	decisions, err := history.ReadFile(filepath.Join(out.Dir, results.ResourceFile), history.ReadDecisions)
@@ -172,7 +146,7 @@ func TestContainerThatNeverBecomesReady(t *testing.T) {
 			if out == nil {
 				t.Fatal("no outcome for a failed run")
 			}
-			assertNothingLeft(t, out.Info.ID)
+			harnesstest.NothingLeft(t, out.Info.ID)
 		})
 	}
 }
@@ -184,7 +158,7 @@ func TestImageThatFailsToBuild(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "undefinedFunctionOfABrokenTarget") {
 		t.Fatalf("want the compiler's complaint in the error, got %v", err)
 	}
-	assertNothingLeft(t, out.Info.ID)
+	harnesstest.NothingLeft(t, out.Info.ID)
 }
 
 // A Java node that does not compile is the user's to fix: one line that
@@ -201,7 +175,7 @@ func TestJavaThatFailsToCompile(t *testing.T) {
 		!strings.Contains(rest, "undefinedMethodOfABrokenTarget") || !strings.Contains(rest, "1 error") {
 		t.Errorf("error %q", err)
 	}
-	assertNothingLeft(t, out.Info.ID)
+	harnesstest.NothingLeft(t, out.Info.ID)
 }
 
 // A jar that no package of the target installs is named before javac
@@ -214,7 +188,7 @@ func TestJavaWithAMissingJar(t *testing.T) {
 		strings.Contains(err.Error(), "curator-recipes.jar,") {
 		t.Fatalf("want bad input naming the missing jar alone, got %v", err)
 	}
-	assertNothingLeft(t, out.Info.ID)
+	harnesstest.NothingLeft(t, out.Info.ID)
 }
 
 func TestDockerUnreachableSaysWhere(t *testing.T) {
@@ -266,8 +240,8 @@ func TestPausedLeaderIsCaughtOnlyWithoutFence(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			assertNothingLeft(t, out.Info.ID)
-			stale := out.Report.Checkers["stale-token"]
+			harnesstest.NothingLeft(t, out.Info.ID)
+			stale := out.Report.Checkers[checkers.StaleTokenName]
 			switch {
 			case mode == contract.Strict && out.Report.Valid != checkers.Valid:
 				t.Errorf("false alarm under a fence: %+v", out.Report.Checkers)
@@ -293,7 +267,7 @@ func TestContainerDownAtTheEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	assertNothingLeft(t, out.Info.ID)
+	harnesstest.NothingLeft(t, out.Info.ID)
 	want := "service store was down when the run ended: it exited on its own, with code 3; its log ends: store: the disk is gone"
 	if !slices.ContainsFunc(out.Info.Notes, func(n string) bool { return strings.HasPrefix(n, want) }) {
 		t.Errorf("notes %q: want one that starts %q", out.Info.Notes, want)
@@ -315,7 +289,7 @@ func TestPacedFaultWaitsForALeader(t *testing.T) {
 	if p := out.Info.Schedule.Pace; p == nil || p.Settle != time.Second || p.React != 2*time.Second || p.Hold != 3*time.Second || p.Thaw != time.Second {
 		t.Fatalf("pace %+v: want a 1 s settle, raft's 2 s reaction, its 2 s bound and 1 s more held, a 1 s thaw", p)
 	}
-	events := readHistory(t, out.Dir)
+	events := harnesstest.History(t, out.Dir)
 	firstLeader := int64(-1)
 	var injects, heals []history.Event
 	for _, e := range events {

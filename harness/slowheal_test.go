@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/splitbrain/splitbrain/checkers"
+	"github.com/splitbrain/splitbrain/harness/harnesstest"
 	"github.com/splitbrain/splitbrain/harness/record"
 	"github.com/splitbrain/splitbrain/history"
 	"github.com/splitbrain/splitbrain/results"
@@ -74,12 +75,12 @@ func TestSlowHealIsTheHarnessLate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	assertNothingLeft(t, out.Info.ID)
+	harnesstest.NothingLeft(t, out.Info.ID)
 	if n := engine.held.Load(); n != int32(cfg.Nodes) {
 		t.Fatalf("the Engine held %d starts, want the heal's %d", n, cfg.Nodes)
 	}
 
-	av := out.Report.Checkers["availability"]
+	av := out.Report.Checkers[checkers.AvailabilityName]
 	if av.Valid != checkers.Unknown || len(av.Violations) != 1 || av.Violations[0].Kind != "no-recovery" ||
 		!strings.Contains(av.Note, "the heal of kill-all") || !strings.Contains(av.Note, "the harness itself was late") {
 		t.Errorf("availability %v, %+v: %s; want unknown, the no-recovery kept, blaming the late heal", av.Valid, av.Violations, av.Note)
@@ -97,7 +98,7 @@ func TestSlowHealIsTheHarnessLate(t *testing.T) {
 	}
 
 	// The same history, its heal done 0.3 s after it was begun.
-	h := readHistory(t, out.Dir)
+	h := harnesstest.History(t, out.Dir)
 	for i := range h {
 		if h[i].Type == history.Nemesis && h[i].Phase == history.Heal {
 			h[i].Sent = h[i].Time - int64(300*time.Millisecond)

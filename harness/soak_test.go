@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/splitbrain/splitbrain/checkers"
+	"github.com/splitbrain/splitbrain/harness/harnesstest"
 	"github.com/splitbrain/splitbrain/harness/record"
 	"github.com/splitbrain/splitbrain/internal/browsertest"
 	"github.com/splitbrain/splitbrain/results"
@@ -45,7 +46,7 @@ func TestShortSoak(t *testing.T) {
 		t.Fatalf("splitbrain run: %v\n%s", err, tailLines(b, 20))
 	}
 	out := storedRun(t, resultsDir)
-	assertNothingLeft(t, out.Info.ID)
+	harnesstest.NothingLeft(t, out.Info.ID)
 	if out.Report.Valid != checkers.Valid {
 		t.Errorf("raft came back %s after the soak", out.Report.Valid)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/splitbrain/splitbrain/checkers"
 	"github.com/splitbrain/splitbrain/harness"
+	"github.com/splitbrain/splitbrain/harness/harnesstest"
 	"github.com/splitbrain/splitbrain/harness/record"
 )
 
@@ -42,29 +43,11 @@ func runValid(t *testing.T, cfg harness.Config) *record.Outcome {
 	if err != nil {
 		t.Fatal(err)
 	}
-	assertNothingLeft(t, out.Info.ID)
+	harnesstest.NothingLeft(t, out.Info.ID)
 	if out.Report.Valid != checkers.Valid {
 		t.Fatalf("verdict %v: %+v", out.Report.Valid, out.Report.Checkers)
 	}
 	return out
-}
-
-// assertFaultsTookEffect fails unless each fault named was injected, and
-// every fault of the run took effect without an error.
-func assertFaultsTookEffect(t *testing.T, out *record.Outcome, faults []string) {
-	t.Helper()
-	injected := map[string]bool{}
-	for _, f := range out.Info.Faults {
-		if f.Error != "" {
-			t.Errorf("%s: %s", f.Fault, f.Error)
-		}
-		injected[f.Fault] = true
-	}
-	for _, f := range faults {
-		if !injected[f] {
-			t.Errorf("%s never injected: %+v", f, out.Info.Faults)
-		}
-	}
 }
 
 // A target copied out of the repository is a Go module of its own that
@@ -171,11 +154,11 @@ func TestServiceTarget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	assertNothingLeft(t, out.Info.ID)
+	harnesstest.NothingLeft(t, out.Info.ID)
 	if out.Report.Valid != checkers.Valid {
 		t.Errorf("verdict %v: %+v", out.Report.Valid, out.Report.Checkers)
 	}
-	assertFaultsTookEffect(t, out, cfg.Nemesis)
+	harnesstest.FaultsTookEffect(t, out.Info.Faults, cfg.Nemesis)
 	if _, err := os.Stat(filepath.Join(out.Dir, "logs", "store.log")); err != nil {
 		t.Errorf("the service's log: %v", err)
 	}

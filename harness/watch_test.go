@@ -8,6 +8,7 @@ import (
 
 	"github.com/splitbrain/splitbrain/checkers"
 	"github.com/splitbrain/splitbrain/harness"
+	"github.com/splitbrain/splitbrain/harness/harnesstest"
 	"github.com/splitbrain/splitbrain/harness/record"
 )
 
@@ -26,7 +27,7 @@ func TestStopOnViolationKeepsTheVerdict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	assertNothingLeft(t, whole.Info.ID)
+	harnesstest.NothingLeft(t, whole.Info.ID)
 
 	early := cfg
 	early.TimeLimit = 60 * time.Second
@@ -35,7 +36,7 @@ func TestStopOnViolationKeepsTheVerdict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	assertNothingLeft(t, stopped.Info.ID)
+	harnesstest.NothingLeft(t, stopped.Info.ID)
 
 	s := stopped.Info.StoppedEarly
 	if s == nil {

@@ -1,0 +1,60 @@
+// Package harnesstest holds the checks that the harness's tests and the real-system tests make of a finished run.
+package harnesstest
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/splitbrain/splitbrain/checkers"
+	"github.com/splitbrain/splitbrain/harness"
+	"github.com/splitbrain/splitbrain/history"
+	"github.com/splitbrain/splitbrain/results"
+)
+
+// NothingLeft fails t if any container or network of run runID survived
+// it, and removes them.
+func NothingLeft(t testing.TB, runID string) {
+	t.Helper()
+	ctx := context.Background()
+	d, err := harness.ConnectDocker(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	left, err := d.Remove(ctx, harness.LabelRun+"="+runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left.Containers+left.Networks+len(left.Stuck) > 0 {
+		t.Errorf("run %s left %d containers and %d networks behind, and %v the Engine would not remove", runID, left.Containers, left.Networks, left.Stuck)
+	}
+}
+
+// FaultsTookEffect fails t unless every fault named was injected, and
+// each injection that was made succeeded.
+func FaultsTookEffect(t testing.TB, effects []checkers.FaultEffect, faults []string) {
+	t.Helper()
+	injected := map[string]bool{}
+	for _, f := range effects {
+		if f.Error != "" {
+			t.Errorf("%s: %s", f.Fault, f.Error)
+		}
+		injected[f.Fault] = true
+	}
+	for _, f := range faults {
+		if !injected[f] {
+			t.Errorf("%s never injected: %+v", f, effects)
+		}
+	}
+}
+
+// History reads the history of the run in dir.
+func History(t testing.TB, dir string) []history.Event {
+	t.Helper()
+	events, err := history.ReadFile(filepath.Join(dir, results.HistoryFile), history.ReadEvents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return events
+}
