@@ -5,7 +5,6 @@ import (
 	"errors"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/splitbrain/splitbrain/checkers"
 	"github.com/splitbrain/splitbrain/harness"
@@ -23,29 +22,18 @@ type run struct {
 	events []history.Event
 }
 
-// runMargin is how long before the test's deadline a run is stopped. go
-// test's -timeout kills the whole binary, and a run killed so leaves its
-// containers behind; stopped this much earlier, the harness tears the run
-// down itself (at most a minute) and the test fails on its own.
-const runMargin = 90 * time.Second
-
 // runTarget runs cfg and returns what it left once nothing of it runs any
 // more. Every call to the harness that a test makes goes through here.
 func runTarget(t *testing.T, cfg harness.Config) run {
 	t.Helper()
-	ctx := t.Context()
-	if deadline, ok := t.Deadline(); ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, deadline.Add(-runMargin))
-		defer cancel()
-	}
+	ctx := harnesstest.Context(t)
 	out, err := record.Run(ctx, cfg)
 	if out != nil {
 		harnesstest.NothingLeft(t, out.Info.ID)
 	}
 	switch {
 	case err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
-		t.Fatalf("stopped %v before the test's deadline: %v", runMargin, err)
+		t.Fatalf("stopped %v before the test's deadline: %v", harnesstest.Margin, err)
 	case err != nil:
 		t.Fatal(err)
 	case out.Info.Interrupted:

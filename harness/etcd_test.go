@@ -1,7 +1,6 @@
 package harness_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -15,7 +14,7 @@ import (
 func TestEtcdUnknownRelease(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.TargetDir = "testdata/etcd-unknown-release"
-	out, err := record.Run(context.Background(), cfg)
+	out, err := record.Run(harnesstest.Context(t), cfg)
 	if !harness.IsBadInput(err) || !strings.Contains(err.Error(), "etcd v3.6.999") {
 		t.Fatalf("want bad input naming etcd v3.6.999, got %v", err)
 	}

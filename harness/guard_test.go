@@ -113,7 +113,7 @@ func TestBrokenEnvironmentFailsTheRun(t *testing.T) {
 				byHand(t, runID, c.container, c.do)
 				acted = time.Now()
 			})
-			out, err := record.Run(context.Background(), cfg)
+			out, err := record.Run(harnesstest.Context(t), cfg)
 			<-done
 			if !harness.IsEnvironment(err) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("the run ended with %v, want a harness failure that says %q", err, c.want)
@@ -160,7 +160,7 @@ func TestFullDiskFailsTheRun(t *testing.T) {
 	cfg.Nemesis = []string{"none"}
 	cfg.TimeLimit = 2 * time.Minute
 	began := time.Now()
-	out, err := record.Run(context.Background(), cfg)
+	out, err := record.Run(harnesstest.Context(t), cfg)
 	if !harness.IsEnvironment(err) || !strings.Contains(err.Error(), "no space left on device") {
 		t.Fatalf("the run ended with %v, want a harness failure for the full disk", err)
 	}
@@ -265,7 +265,7 @@ func TestEngineGoneFailsTheRun(t *testing.T) {
 		time.Sleep(time.Second)
 		p.listen(t)
 	})
-	out, err := record.Run(context.Background(), cfg)
+	out, err := record.Run(harnesstest.Context(t), cfg)
 	<-done
 	const want = "the Docker Engine stopped answering"
 	if !harness.IsEnvironment(err) || !strings.Contains(err.Error(), want) {

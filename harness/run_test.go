@@ -91,7 +91,7 @@ func TestRaftUnderFaultsIsValid(t *testing.T) {
 func TestUnfencedResourceRunsAndReports(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.Resource = contract.Unfenced
-	out, err := record.Run(context.Background(), cfg)
+	out, err := record.Run(harnesstest.Context(t), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestContainerThatNeverBecomesReady(t *testing.T) {
 			cfg := testConfig(t)
 			cfg.TargetDir = tc.dir
 			cfg.StartTimeout = tc.start
-			out, err := record.Run(context.Background(), cfg)
+			out, err := record.Run(harnesstest.Context(t), cfg)
 			if err == nil {
 				t.Fatal("a crashing target ran")
 			}
@@ -154,7 +154,7 @@ func TestContainerThatNeverBecomesReady(t *testing.T) {
 func TestImageThatFailsToBuild(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.TargetDir = "testdata/uncompilable"
-	out, err := record.Run(context.Background(), cfg)
+	out, err := record.Run(harnesstest.Context(t), cfg)
 	if err == nil || !strings.Contains(err.Error(), "undefinedFunctionOfABrokenTarget") {
 		t.Fatalf("want the compiler's complaint in the error, got %v", err)
 	}
@@ -166,7 +166,7 @@ func TestImageThatFailsToBuild(t *testing.T) {
 func TestJavaThatFailsToCompile(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.TargetDir = "testdata/uncompilable-java"
-	out, err := record.Run(context.Background(), cfg)
+	out, err := record.Run(harnesstest.Context(t), cfg)
 	if !harness.IsBadInput(err) {
 		t.Fatalf("want bad input, got %v", err)
 	}
@@ -183,7 +183,7 @@ func TestJavaThatFailsToCompile(t *testing.T) {
 func TestJavaWithAMissingJar(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.TargetDir = "testdata/missing-jar"
-	out, err := record.Run(context.Background(), cfg)
+	out, err := record.Run(harnesstest.Context(t), cfg)
 	if !harness.IsBadInput(err) || !strings.Contains(err.Error(), "no /usr/share/java/curator-nonexistent.jar among the jars of the Debian packages") ||
 		strings.Contains(err.Error(), "curator-recipes.jar,") {
 		t.Fatalf("want bad input naming the missing jar alone, got %v", err)
@@ -210,7 +210,7 @@ func TestBadInputStartsNothing(t *testing.T) {
 			cfg := harness.DefaultConfig()
 			cfg.RepoRoot, cfg.TargetsRoot, cfg.ResultsDir = "..", "../targets", t.TempDir()
 			mutate(&cfg)
-			run, err := harness.New(context.Background(), cfg)
+			run, err := harness.New(harnesstest.Context(t), cfg)
 			if !harness.IsBadInput(err) {
 				t.Fatalf("want bad input, got %v", err)
 			}
@@ -236,7 +236,7 @@ func TestPausedLeaderIsCaughtOnlyWithoutFence(t *testing.T) {
 			// One pause, from 4 s to 6 s: long enough for a new leader to
 			// be elected and to write to every key before the old one wakes.
 			cfg.NemesisInterval, cfg.TimeLimit = 4*time.Second, 8*time.Second
-			out, err := record.Run(context.Background(), cfg)
+			out, err := record.Run(harnesstest.Context(t), cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -263,7 +263,7 @@ func TestContainerDownAtTheEnd(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.TargetDir = "testdata/quitting-service"
 	cfg.Nemesis = []string{"none"}
-	out, err := record.Run(context.Background(), cfg)
+	out, err := record.Run(harnesstest.Context(t), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,7 +70,7 @@ func TestSlowHealIsTheHarnessLate(t *testing.T) {
 	cfg.TimeLimit = 4 * time.Second // one kill, at 2 s, healed at 3 s
 	cfg.RecoveryTimeout = 100 * time.Millisecond
 	done := duringWorkload(t, cfg.ResultsDir, 0, func(string) { engine.armed.Store(true) })
-	out, err := record.Run(context.Background(), cfg)
+	out, err := record.Run(harnesstest.Context(t), cfg)
 	<-done
 	if err != nil {
 		t.Fatal(err)

@@ -39,7 +39,7 @@ func copyTree(t *testing.T, src, dst string) {
 // runValid runs cfg and wants a valid verdict with nothing left behind.
 func runValid(t *testing.T, cfg harness.Config) *record.Outcome {
 	t.Helper()
-	out, err := record.Run(context.Background(), cfg)
+	out, err := record.Run(harnesstest.Context(t), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestServiceTarget(t *testing.T) {
 	cfg.Nemesis = []string{"kill-service", "pause-service", "partition-service"}
 	cfg.TimeLimit = 10 * time.Second
 	cfg.NemesisInterval = 3 * time.Second
-	out, err := record.Run(context.Background(), cfg)
+	out, err := record.Run(harnesstest.Context(t), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

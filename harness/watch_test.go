@@ -1,7 +1,6 @@
 package harness_test
 
 import (
-	"context"
 	"slices"
 	"testing"
 	"time"
@@ -23,7 +22,7 @@ func TestStopOnViolationKeepsTheVerdict(t *testing.T) {
 
 	full := cfg
 	full.TimeLimit = 6 * time.Second
-	whole, err := record.Run(context.Background(), full)
+	whole, err := record.Run(harnesstest.Context(t), full)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +31,7 @@ func TestStopOnViolationKeepsTheVerdict(t *testing.T) {
 	early := cfg
 	early.TimeLimit = 60 * time.Second
 	early.StopOnViolation = true
-	stopped, err := record.Run(context.Background(), early)
+	stopped, err := record.Run(harnesstest.Context(t), early)
 	if err != nil {
 		t.Fatal(err)
 	}

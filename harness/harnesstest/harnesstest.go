@@ -5,6 +5,7 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/splitbrain/splitbrain/checkers"
 	"github.com/splitbrain/splitbrain/harness"
@@ -57,4 +58,24 @@ func History(t testing.TB, dir string) []history.Event {
 		t.Fatal(err)
 	}
 	return events
+}
+
+// Margin is how long before a test's deadline Context ends. go test's
+// -timeout kills the whole binary, and a run killed so leaves its
+// containers behind until the next sweep; ended this much earlier, the
+// harness tears the run down itself (at most a minute) and the test
+// fails on its own.
+const Margin = 90 * time.Second
+
+// Context is t's context, ended Margin before t's deadline.
+func Context(t testing.TB) context.Context {
+	ctx := t.Context()
+	if d, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
+		if deadline, ok := d.Deadline(); ok {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithDeadline(ctx, deadline.Add(-Margin))
+			t.Cleanup(cancel)
+		}
+	}
+	return ctx
 }
