@@ -25,6 +25,10 @@ type row struct {
 	// interval is the time between faults; zero paces them by the
 	// cluster: each healed once the target reacted.
 	timeLimit, interval time.Duration
+	// count, when set, bounds the run by its faults instead of timeLimit
+	// (harness.Config.Faults): a loaded machine then delays the faults
+	// instead of cutting them short.
+	count int
 	// recovery, when set, bounds the wait for one leader after the last
 	// heal: a target that is meant to keep two needs it short.
 	recovery time.Duration
@@ -173,8 +177,8 @@ var realSystems = []row{{
 	// election, every leadership has an epoch of its own, and no deposed
 	// leader leads on past the bound.
 	name: "zookeeper", target: "zookeeper",
-	faults:    []string{"kill-leader", "partition-leader", "pause-leader"},
-	timeLimit: 16 * time.Second, interval: 4 * time.Second,
+	faults: []string{"kill-leader", "partition-leader", "pause-leader"},
+	count:  3,
 	system: "libzookeeper-java", logs: map[string]string{"n1": "QuorumPeerMain"},
 	valid: checkers.Valid, leaderships: 3,
 }, {
@@ -216,7 +220,10 @@ func (r row) config(t *testing.T) harness.Config {
 	cfg.QuietPeriod = 2 * time.Second
 	cfg.Seed = 1
 	cfg.Target, cfg.Nemesis = r.target, r.faults
-	cfg.TimeLimit, cfg.NemesisInterval = r.timeLimit, r.interval
+	cfg.NemesisInterval, cfg.Faults = r.interval, r.count
+	if r.timeLimit > 0 {
+		cfg.TimeLimit = r.timeLimit
+	}
 	if r.recovery > 0 {
 		cfg.RecoveryTimeout = r.recovery
 	}

@@ -259,7 +259,7 @@ func patchProcess(pid int, t table) (*patch, error) {
 	if err != nil {
 		return nil, errGone
 	}
-	defer m.close()
+	defer func() { m.close() }() // the one open at the end
 	im, err := readImage(pid, m)
 	if err != nil {
 		return nil, err
@@ -279,6 +279,17 @@ func patchProcess(pid int, t table) (*patch, error) {
 		return nil, err
 	}
 	defer s.resume()
+	// The image was read before the stop: a process that exec'd since (a
+	// shell's child becoming sleep) has a new vDSO elsewhere and a new
+	// memory, and a routine injected at the old addresses crashes it. It
+	// is left to the next pass, which patches what it became.
+	m.close()
+	if m, err = openMem(pid); err != nil {
+		return nil, errGone
+	}
+	if now, err := readImage(pid, m); err != nil || now.start != im.start || !bytes.Equal(now.img, im.img) {
+		return nil, errGone
+	}
 	page, err := s.syscall(s.leader(), im.start+sysOff, sysMmap, 0, pageSize,
 		unix.PROT_READ|unix.PROT_WRITE|unix.PROT_EXEC, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS, ^uint64(0), 0)
 	if err != nil {
@@ -395,6 +406,9 @@ func (p *patch) unpatch() error {
 		return err
 	}
 	defer s.resume()
+	if !p.current() {
+		return nil // exec'd or ended before the stop: nothing of p is left
+	}
 	m, err := openMem(p.pid)
 	if err != nil {
 		return nil
