@@ -76,15 +76,19 @@ func ServiceImage(m targets.Manifest, s targets.Service) string {
 	return "splitbrain/" + m.Name + "/" + s.Name + ":latest"
 }
 
+// buildImageOnce builds image tag as b says from dir, once in this
+// process (buildOnce) while the image is on the machine.
+func (d *Docker) buildImageOnce(ctx context.Context, tag, dir string, b targets.Build) error {
+	return d.buildOnce(ctx, tag, fmt.Sprintf("%s %+v", dir, b), func() error { return d.BuildTargetImage(ctx, tag, dir, b) })
+}
+
 // TargetImages builds the images of target m, its nodes' and each of its
 // services', each once in this process (buildOnce) while it is on the
 // machine, and with a clock libfaketime skews, copies out libfaketime's
 // companions: it names their folder, "" when m has no such clock.
 func (d *Docker) TargetImages(ctx context.Context, m targets.Manifest) (faketime string, err error) {
 	image := func(tag string, b targets.Build) func() error {
-		return func() error {
-			return d.buildOnce(ctx, tag, fmt.Sprintf("%s %+v", m.Dir, b), func() error { return d.BuildTargetImage(ctx, tag, m.Dir, b) })
-		}
+		return func() error { return d.buildImageOnce(ctx, tag, m.Dir, b) }
 	}
 	builds := []func() error{image(NodeImage(m), nodeBuild(m))}
 	for _, s := range m.Services {

@@ -161,10 +161,7 @@ func (r *run) buildImages(ctx context.Context) error {
 	start := time.Now()
 	d := r.docker
 	ours := func(tag, pkg string) func() error {
-		return func() error {
-			b := targets.Build{Go: pkg}
-			return d.buildOnce(ctx, tag, fmt.Sprintf("%s %+v", r.cfg.RepoRoot, b), func() error { return d.BuildTargetImage(ctx, tag, r.cfg.RepoRoot, b) })
-		}
+		return func() error { return d.buildImageOnce(ctx, tag, r.cfg.RepoRoot, targets.Build{Go: pkg}) }
 	}
 	builds := []func() error{
 		func() (err error) { r.faketime, err = d.TargetImages(ctx, r.manifest); return err },
