@@ -122,6 +122,7 @@ func waitLeader(t *testing.T, c *cluster) string {
 }
 
 func TestFaultsTakeEffect(t *testing.T) {
+	t.Parallel()
 	c := startTestCluster(t, "")
 	ctx := context.Background()
 	port := c.port
@@ -304,6 +305,7 @@ func TestFaultsTakeEffect(t *testing.T) {
 // a member beside another node goes on; a service fault still hits the
 // member alone.
 func TestMemberBesideNodeSharesItsFate(t *testing.T) {
+	t.Parallel()
 	c := startTestCluster(t, "testdata/beside")
 	ctx := context.Background()
 	nodes := c.Nodes()
@@ -437,6 +439,7 @@ func TestSameSeedSameSchedule(t *testing.T) {
 // NET_ADMIN, in the namespace of a throwaway container. It checks that what
 // Apply writes the kernel accepts, and that Current reads it back.
 func TestPacketFilterInItsNamespace(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts containers")
 	}
