@@ -57,7 +57,12 @@ type cluster struct {
 	ids       map[string]string     // node, service or "resource" -> container id
 	ips       map[string]netip.Addr // node, service or "resource" -> address on the run's network
 	hosts     map[string]netip.Addr // the fixed addresses every container knows by name (addressPlan)
-	sidecars  map[string]string     // node -> its packet-filter sidecar's container id
+	sidecars  map[string]string     // node (or member of its own) -> its packet-filter sidecar's container id
+	// serviceClusters are the services as faults see them, each with
+	// the command that finds its leader (leaderCommands, by service).
+	serviceClusters []nemesis.ServiceCluster
+	leaderCommands  map[string][]string
+	zones           int // how many zones partition-zones spreads the containers over
 	// clockSidecars: a node or service member with clock: process -> its
 	// clock sidecar's container id.
 	clockSidecars map[string]string
@@ -270,65 +275,38 @@ func (c *cluster) SetClock(ctx context.Context, node string, s contract.Skew) er
 	return nil
 }
 
-// Partition gives every node the rules of g, all at once, through each
-// node's sidecar; nodes g does not name get none. The controller's own
-// address is never in a rule, so it always reaches every node.
+// Partition gives every container with a packet filter the rules of g,
+// all at once, through its sidecar (filterRules says which); those g
+// does not name get none. The controller's own address is never in a
+// rule, so it always reaches every node.
 //
 // A cut between two nodes is dropped by each on receipt. A service or the
-// resource has no sidecar to drop its half, so a node cut from one also
-// drops what it sends there: otherwise its requests and renewals on a
-// connection already open would still arrive, only the answers being lost.
-// A member beside a node is cut at the node's address, with its host; a
-// host is never cut from itself (the leader from the member beside it, in
-// partition-service), whose traffic never leaves the namespace.
+// resource has no sidecar to drop its half (unless the run cuts links
+// inside services), so a node cut from one also drops what it sends
+// there: otherwise its requests and renewals on a connection already open
+// would still arrive, only the answers being lost. A member beside a node
+// is cut at the node's address, with its host; a host is never cut from
+// itself (the leader from the member beside it, in partition-service),
+// whose traffic never leaves the namespace.
 func (c *cluster) Partition(ctx context.Context, g nemesis.Grudge) error {
 	c.mu.Lock()
 	c.grudge = g
 	ips := maps.Clone(c.ips)
+	sidecars := maps.Clone(c.sidecars)
 	c.mu.Unlock()
-	unfiltered := func(names []string) (out []string) {
-		for _, n := range names {
-			if _, ok := c.sidecars[n]; !ok {
-				out = append(out, n)
-			}
-		}
-		return out
-	}
-	if len(c.sidecars) == 0 {
+	if len(sidecars) == 0 {
 		if len(g) == 0 {
 			return nil
 		}
 		return errors.New("no packet-filter sidecars: the run was started without partition faults")
 	}
-	// addrs are the addresses of names, but self's.
-	addrs := func(names []string, self netip.Addr) ([]netip.Addr, error) {
-		out := make([]netip.Addr, 0, len(names))
-		for _, n := range names {
-			ip, ok := ips[n]
-			if !ok {
-				return nil, fmt.Errorf("no address for %s", n)
-			}
-			if ip != self {
-				out = append(out, ip)
-			}
-		}
-		return out, nil
+	rules, err := filterRules(g, ips, c.filterOf(sidecars))
+	if err != nil {
+		return err
 	}
-	return parallel.Each(c.nodes, func(node string) error {
-		drops, self := g[node], ips[node]
-		var r netfilter.Rules
-		var err error
-		if r.Drop, err = addrs(drops.All, self); err == nil {
-			r.DropInitiated, err = addrs(drops.Initiated, self)
-		}
-		if err == nil {
-			r.DropTo, err = addrs(unfiltered(drops.All), self)
-		}
-		if err == nil {
-			err = c.applyRules(ctx, ips[node], r)
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %v", node, err)
+	return parallel.Each(slices.Sorted(maps.Keys(sidecars)), func(name string) error {
+		if err := c.applyRules(ctx, ips[name], rules[name]); err != nil {
+			return fmt.Errorf("%s: %v", name, err)
 		}
 		return nil
 	})

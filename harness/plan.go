@@ -120,7 +120,7 @@ type faultPlan struct {
 // target has nothing to strike with.
 func planFaults(cfg Config, m targets.Manifest) (faultPlan, error) {
 	skewable := len(skewableServices(m, cfg.Nodes)) > 0
-	groups, err := nemesis.ExpandFor(cfg.Nemesis, skewable)
+	groups, err := nemesis.ExpandFor(cfg.Nemesis, &nemesis.Shape{SkewableServices: skewable, Services: serviceClusters(m, cfg.Nodes)})
 	if err != nil {
 		return faultPlan{}, badInput("%v", err)
 	}

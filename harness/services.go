@@ -68,6 +68,14 @@ func (r *run) startServices(ctx context.Context, at int) error {
 				return err
 			}
 		}
+		if m.Node == "" && r.filtersServices() {
+			if err := r.startPacketFilter(ctx, m.Name, id); err != nil {
+				return err
+			}
+			if err := c.waitSidecars(ctx, []string{m.Name}, r.cfg.StartTimeout); err != nil {
+				return fmt.Errorf("packet-filter sidecar: %v", err)
+			}
+		}
 		return c.waitService(ctx, m.Name, id, m.service, r.cfg.StartTimeout)
 	})
 	for i, err := range errs {

@@ -61,6 +61,11 @@ func (r *run) planCluster(ctx context.Context) error {
 	for _, s := range r.manifest.Services {
 		members = append(members, s.Placed(r.cfg.Nodes)...)
 	}
+	c.serviceClusters, c.zones = serviceClusters(r.manifest, r.cfg.Nodes), r.manifest.Zones
+	c.leaderCommands = map[string][]string{}
+	for _, s := range r.manifest.Services {
+		c.leaderCommands[s.Name] = s.Leader
+	}
 	for _, m := range members {
 		c.services = append(c.services, m.Name)
 		if m.Node != "" {
@@ -161,13 +166,7 @@ func (r *run) startNodes(ctx context.Context) error {
 			err = r.startClockSidecar(ctx, node, id)
 		}
 		if err == nil && r.partitions() {
-			var sidecar string
-			began := time.Now()
-			sidecar, err = r.docker.StartSidecar(ctx, r.info.ID, node+"-netfilter", id, netfilterImage)
-			c.timeStart(node+"-netfilter", began)
-			c.mu.Lock()
-			c.sidecars[node] = sidecar
-			c.mu.Unlock()
+			err = r.startPacketFilter(ctx, node, id)
 		}
 		return err
 	})
@@ -180,6 +179,21 @@ func (r *run) startNodes(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// startPacketFilter starts the packet-filter sidecar of container name
+// (id) in its network namespace.
+func (r *run) startPacketFilter(ctx context.Context, name, id string) error {
+	c := r.cluster
+	began := time.Now()
+	sidecar, err := r.docker.StartSidecar(ctx, r.info.ID, name+"-netfilter", id, netfilterImage)
+	c.timeStart(name+"-netfilter", began)
+	if sidecar != "" {
+		c.mu.Lock()
+		c.sidecars[name] = sidecar
+		c.mu.Unlock()
+	}
+	return err
 }
 
 // waitNodes waits until every node answers /health and every

@@ -31,7 +31,15 @@ type Fault struct {
 	// that family's list draws it: kill-service-all is the service
 	// family's, clock-service the clock family's.
 	Family string
-	inject func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error)
+	// FiltersServices: the fault cuts links at service members' own
+	// containers, so a run that may draw it gives each member of its own a
+	// packet-filter sidecar, as every node has one (other runs pay
+	// nothing).
+	FiltersServices bool
+	inject          func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error)
+	// reaches says why the target's services give the fault nothing to
+	// strike, before anything starts; nil when it can strike.
+	reaches func([]ServiceCluster) error
 }
 
 // Kind is what a fault does.
@@ -124,6 +132,13 @@ var families = map[string][]string{
 	"service": {"kill-service", "pause-service", "partition-service"},
 }
 
+// serviceLinks join the service family for a target they can strike
+// (Shape): the members of a service split, the containers spread over
+// zones with one cut off, a node cut from a service one way. A target
+// whose services they cannot reach (a service of one member, members
+// beside the nodes) draws the family as before.
+var serviceLinks = []Fault{partitionServiceMembers, partitionZones, partitionServiceOneway}
+
 // catalogue holds every fault by name, the packet faults among them: Expand
 // refuses those, but their names and kind are known.
 var catalogue = func() map[string]Fault {
@@ -150,6 +165,9 @@ var catalogue = func() map[string]Fault {
 	}))
 	add(partition("partition-all", func(c Cluster, rng *rand.Rand) Grudge { return Isolated(c.Nodes()) }))
 	add(partitionService)
+	for _, f := range serviceLinks {
+		add(f)
+	}
 	add(clockBump)
 	add(clockService)
 	add(clockStrobe)
@@ -172,20 +190,41 @@ func Lookup(name string) (Fault, bool) {
 // Expand turns the --nemesis list (families, fault names, "none") into
 // groups of faults, one per item, for Plan to draw from: a family is a
 // group of its members, each as many times as its weight (so a group may
-// hold a fault more than once), a single fault a group of one.
-func Expand(list []string) ([][]Fault, error) { return ExpandFor(list, false) }
+// hold a fault more than once), a single fault a group of one. It knows no
+// target: the faults a target adds to a family, and whether it can take
+// each, are ExpandFor's.
+func Expand(list []string) ([][]Fault, error) { return ExpandFor(list, nil) }
 
-// ExpandFor is Expand for a target some of whose service containers'
-// clocks can be skewed (serviceClocks): its clock family skews them too,
-// since a server's clock (a Redis expiring keys by it) is as much the
-// system's as the nodes' are.
-func ExpandFor(list []string, serviceClocks bool) ([][]Fault, error) {
+// Shape is what a target offers its faults, known before anything starts.
+type Shape struct {
+	// SkewableServices: some service container's clock can be skewed, so
+	// the clock family skews it too, since a server's clock (a Redis
+	// expiring keys by it) is as much the system's as the nodes' are.
+	SkewableServices bool
+	// Services are its services, their members placed.
+	Services []ServiceCluster
+}
+
+// ExpandFor is Expand for a target of shape: its families hold the faults
+// it adds (clock-service, serviceLinks), and a fault named that cannot
+// strike it is refused.
+func ExpandFor(list []string, shape *Shape) ([][]Fault, error) {
 	var groups [][]Fault
 	for _, item := range list {
 		item = strings.TrimSpace(item)
 		names := families[item]
-		if item == "clock" && serviceClocks {
-			names = append(slices.Clone(names), clockService.Name)
+		if shape != nil {
+			names = slices.Clone(names)
+			if item == "clock" && shape.SkewableServices {
+				names = append(names, clockService.Name)
+			}
+			if item == "service" {
+				for _, f := range serviceLinks {
+					if f.reaches(shape.Services) == nil {
+						names = append(names, f.Name)
+					}
+				}
+			}
 		}
 		switch {
 		case item == "" || item == "none":
@@ -201,6 +240,10 @@ func ExpandFor(list []string, serviceClocks bool) ([][]Fault, error) {
 				return nil, fmt.Errorf("unknown nemesis %q (families: %s; faults: %s)", name, strings.Join(sortedKeys(families), ", "), strings.Join(Names(), ", "))
 			case f.Kind == Packet:
 				return nil, packetFaultsUnavailable(name)
+			case shape != nil && f.reaches != nil && len(shape.Services) > 0:
+				if err := f.reaches(shape.Services); err != nil {
+					return nil, fmt.Errorf("%s: %v", name, err)
+				}
 			}
 			group = append(group, f)
 		}
@@ -339,6 +382,119 @@ var partitionService = Fault{Name: "partition-service", Kind: Partition, OnServi
 	}
 	return a, c.Partition(ctx, CutFrom(node, services...))
 }}
+
+// partitionServiceMembers splits the members of one of the target's
+// services into a minority and a majority: the member leading the service
+// alone where the manifest says how to find it, else a random minority.
+// The nodes keep every link they had (CURATOR-444's ZooKeeper servers cut
+// from one another while their clients reach each side).
+var partitionServiceMembers = Fault{
+	Name: "partition-service-members", Kind: Partition, OnServices: true, FiltersServices: true, Family: "service",
+	reaches: splittable,
+	inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
+		s, err := pickService(c, rng, splittable)
+		if err != nil {
+			return Applied{}, fmt.Errorf("partition-service-members: %w", err)
+		}
+		leader := c.ServiceLeader(ctx, s.Name)
+		minority, majority := Split(s.Members, leader, rng)
+		l := Links{From: minority, To: majority, Way: Both}
+		what := l.String()
+		if leader != "" {
+			what += " (" + leader + " led " + s.Name + ")"
+		}
+		return cut(ctx, c, what, l)
+	},
+}
+
+// partitionZones spreads the nodes and the services' members over the
+// target's zones (round robin; a member beside a node in its node's zone)
+// and cuts one zone, drawn at random, from the rest, as when a data centre
+// goes dark. The resource is in no zone: every zone still reaches it.
+var partitionZones = Fault{
+	Name: "partition-zones", Kind: Partition, OnServices: true, FiltersServices: true, Family: "service",
+	reaches: apart,
+	inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
+		zones := Zones(c.Nodes(), c.ServiceClusters(), c.Zones())
+		i := rng.IntN(len(zones))
+		l := Links{From: zones[i], To: Rest(zones, i), Way: Both}
+		return cut(ctx, c, fmt.Sprintf("zone %d of %d cut off: %s", i+1, len(zones), l), l)
+	},
+}
+
+// partitionServiceOneway cuts the links between the leader (a random node
+// when none is known) and one service's members one way: the node's
+// packets to them, or theirs to it, at the packet level (every packet
+// that way dropped) or the connection level (the new connections opened
+// that way refused), each drawn at random and said in the history.
+var partitionServiceOneway = Fault{
+	Name: "partition-service-oneway", Kind: Partition, OnServices: true, FiltersServices: true, Family: "service",
+	reaches: apart,
+	inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
+		s, err := pickService(c, rng, apart)
+		if err != nil {
+			return Applied{}, fmt.Errorf("partition-service-oneway: %w", err)
+		}
+		l := Links{From: []string{leaderOr(c, rng)}, To: s.Members, Way: Packets}
+		if rng.IntN(2) == 0 {
+			l.Way = Connections
+		}
+		if rng.IntN(2) == 0 {
+			l.From, l.To = l.To, l.From
+		}
+		return cut(ctx, c, l.String(), l)
+	},
+}
+
+// What the faults on a service's links need of it: members of their own,
+// two or more of them to split.
+var (
+	apart      = someService("members of their own", ServiceCluster.Apart)
+	splittable = someService("two members or more of their own", func(s ServiceCluster) bool { return len(s.Members) > 1 && s.Apart() })
+)
+
+// someService is a reaches that wants a service that ok holds for, which
+// it names in its refusal.
+func someService(what string, ok func(ServiceCluster) bool) func([]ServiceCluster) error {
+	return func(services []ServiceCluster) error {
+		if slices.ContainsFunc(services, ok) {
+			return nil
+		}
+		return fmt.Errorf("the target has no service with %s (members beside the nodes share their addresses, and are cut with their hosts)", what)
+	}
+}
+
+// pickService draws one of the target's services that reaches accepts.
+func pickService(c Cluster, rng *rand.Rand, reaches func([]ServiceCluster) error) (ServiceCluster, error) {
+	var fit []ServiceCluster
+	for _, s := range c.ServiceClusters() {
+		if reaches([]ServiceCluster{s}) == nil {
+			fit = append(fit, s)
+		}
+	}
+	if len(fit) == 0 {
+		return ServiceCluster{}, reaches(nil)
+	}
+	return fit[rng.IntN(len(fit))], nil
+}
+
+// cut applies the grudge of links, every container they name in the
+// fault's nodes, and heals by clearing it.
+func cut(ctx context.Context, c Cluster, what string, links ...Links) (Applied, error) {
+	g := Grudge{}
+	var hit []string
+	for _, l := range links {
+		g = g.Merge(l.Grudge())
+		hit = append(hit, l.From...)
+		hit = append(hit, l.To...)
+	}
+	a := Applied{
+		Nodes: sortedSet(hit),
+		What:  what,
+		Heal:  func(ctx context.Context) error { return c.Partition(ctx, nil) },
+	}
+	return a, c.Partition(ctx, g)
+}
 
 // Clock faults hit a random minority of nodes, each with a skew of its own.
 // Go targets read wall time through the SDK's clock, which follows the file

@@ -23,9 +23,21 @@ type Drops struct {
 	// they initiated (conntrack direction original): they cannot open
 	// connections to this node, while this node can still reach them.
 	Initiated []string `json:"initiated,omitempty"`
+	// In lists containers whose packets this one drops on receipt, and
+	// only those: a cut one way at the packet level (Links, Packets). What
+	// this one sends them still arrives. When this container has no packet
+	// filter (the resource), the harness drops them at the senders instead.
+	In []string `json:"in,omitempty"`
+	// New lists containers whose new connections to this one it refuses
+	// (conntrack state new): a cut one way at the connection level (Links,
+	// Connections). Connections already open go on, and this one still
+	// opens connections to them.
+	New []string `json:"new,omitempty"`
 }
 
-func (d Drops) empty() bool { return len(d.All) == 0 && len(d.Initiated) == 0 }
+func (d Drops) empty() bool {
+	return len(d.All) == 0 && len(d.Initiated) == 0 && len(d.In) == 0 && len(d.New) == 0
+}
 
 // Grudge maps a node name to what it drops. Nodes absent from the map drop
 // nothing. The shapes below also list every node they were given, with empty
@@ -54,11 +66,13 @@ func (g Grudge) Merge(o Grudge) Grudge {
 			cur := out[n]
 			cur.All = append(cur.All, d.All...)
 			cur.Initiated = append(cur.Initiated, d.Initiated...)
+			cur.In = append(cur.In, d.In...)
+			cur.New = append(cur.New, d.New...)
 			out[n] = cur
 		}
 	}
 	for n, d := range out {
-		out[n] = Drops{All: sortedSet(d.All), Initiated: sortedSet(d.Initiated)}
+		out[n] = Drops{All: sortedSet(d.All), Initiated: sortedSet(d.Initiated), In: sortedSet(d.In), New: sortedSet(d.New)}
 	}
 	return out
 }
@@ -252,12 +266,20 @@ func (g Grudge) String() string {
 	}
 	var cut []string
 	blocked := map[string][]string{} // node -> nodes refusing its connections
+	lost := map[string][]string{}    // container -> those dropping its packets, one way
+	refused := map[string][]string{} // container -> those refusing its new connections
 	for n, d := range g {
 		if slices.Contains(d.All, GrudgeResource) {
 			cut = append(cut, n)
 		}
 		for _, f := range d.Initiated {
 			blocked[f] = append(blocked[f], n)
+		}
+		for _, f := range d.In {
+			lost[f] = append(lost[f], n)
+		}
+		for _, f := range d.New {
+			refused[f] = append(refused[f], n)
 		}
 	}
 	if len(cut) > 0 {
@@ -266,6 +288,14 @@ func (g Grudge) String() string {
 	for _, f := range slices.Sorted(maps.Keys(blocked)) {
 		to := strings.Join(sortedSet(blocked[f]), ",")
 		parts = append(parts, f+" -/-> "+to+" ("+to+" -> "+f+" still works)")
+	}
+	for _, way := range []struct {
+		cut map[string][]string
+		way Way
+	}{{lost, Packets}, {refused, Connections}} {
+		for _, f := range slices.Sorted(maps.Keys(way.cut)) {
+			parts = append(parts, Links{From: []string{f}, To: sortedSet(way.cut[f]), Way: way.way}.String())
+		}
 	}
 	if len(parts) == 0 {
 		return "no partition"

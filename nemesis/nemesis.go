@@ -25,6 +25,13 @@ type Cluster interface {
 	// SkewableServices are the service containers whose clocks SetClock
 	// can skew.
 	SkewableServices() []string
+	// ServiceClusters are the target's services, each with its members.
+	ServiceClusters() []ServiceCluster
+	// ServiceLeader is the member that leads service now, asked the way
+	// the target's manifest says; "" when it names no way or none answers.
+	ServiceLeader(ctx context.Context, service string) string
+	// Zones is how many zones the target's containers are spread over.
+	Zones() int
 	// Leader is the node currently believed to lead, "" if none is known.
 	Leader() string
 	// View is every node's recent belief, which paces the faults.
@@ -33,8 +40,9 @@ type Cluster interface {
 	Restart(ctx context.Context, node string) error
 	Pause(ctx context.Context, node string) error
 	Resume(ctx context.Context, node string) error
-	// Partition replaces every node's packet-filter rules by g; an empty
-	// grudge heals.
+	// Partition replaces the packet-filter rules of every container with
+	// a filter (the nodes, and service members of their own in a run whose
+	// faults cut them) by g; an empty grudge heals.
 	Partition(ctx context.Context, g Grudge) error
 	// SetClock sets node's clock skew; the zero Skew heals.
 	SetClock(ctx context.Context, node string, s contract.Skew) error

@@ -32,7 +32,7 @@ func TestExpand(t *testing.T) {
 	if s := strings.Join(got, ","); s != "kill-leader+kill-leader+kill-leader+kill-one+kill-minority+kill-minority+kill-majority+kill-all,pause-majority,partition-ring" {
 		t.Errorf("expanded to %s", s)
 	}
-	if g, err := ExpandFor([]string{"clock"}, true); err != nil || len(g) != 1 || g[0][len(g[0])-1].Name != "clock-service" {
+	if g, err := ExpandFor([]string{"clock"}, &Shape{SkewableServices: true}); err != nil || len(g) != 1 || g[0][len(g[0])-1].Name != "clock-service" {
 		t.Errorf("clock with service clocks: %v %v", g, err)
 	}
 	if fs, err := Expand([]string{"none"}); err != nil || len(fs) != 0 {
@@ -85,18 +85,21 @@ func TestTaxonomy(t *testing.T) {
 		family     string
 	}
 	for name, want := range map[string]taxon{
-		"kill-leader":           {Kill, false, "kill"},
-		"kill-service":          {Kill, true, "service"},
-		"kill-service-majority": {Kill, true, "service"},
-		"pause-all":             {Pause, false, "pause"},
-		"pause-service-all":     {Pause, true, "service"},
-		"partition-resource":    {Partition, false, "partition"},
-		"partition-service":     {Partition, true, "service"},
-		"clock-bump":            {Clock, false, "clock"},
-		"clock-service":         {Clock, true, "clock"},
-		"clock-fast-service":    {Clock, true, "clock"},
-		"clock-slow-leader":     {Clock, false, "clock"},
-		"packet-loss":           {Packet, false, "packet"},
+		"kill-leader":               {Kill, false, "kill"},
+		"kill-service":              {Kill, true, "service"},
+		"kill-service-majority":     {Kill, true, "service"},
+		"pause-all":                 {Pause, false, "pause"},
+		"pause-service-all":         {Pause, true, "service"},
+		"partition-resource":        {Partition, false, "partition"},
+		"partition-service":         {Partition, true, "service"},
+		"partition-service-members": {Partition, true, "service"},
+		"partition-zones":           {Partition, true, "service"},
+		"partition-service-oneway":  {Partition, true, "service"},
+		"clock-bump":                {Clock, false, "clock"},
+		"clock-service":             {Clock, true, "clock"},
+		"clock-fast-service":        {Clock, true, "clock"},
+		"clock-slow-leader":         {Clock, false, "clock"},
+		"packet-loss":               {Packet, false, "packet"},
 	} {
 		f, ok := Lookup(name)
 		if got := (taxon{f.Kind, f.OnServices, f.Family}); !ok || got != want {
@@ -159,7 +162,15 @@ type services struct {
 	done     []string
 	services []string
 	grudge   Grudge
+	// clusters are the services by name, when a test gives them; leader
+	// is the member ServiceLeader names.
+	clusters []ServiceCluster
+	leader   string
 }
+
+func (c *services) ServiceClusters() []ServiceCluster            { return c.clusters }
+func (c *services) ServiceLeader(context.Context, string) string { return c.leader }
+func (c *services) Zones() int                                   { return 3 }
 
 func (c *services) Nodes() []string    { return []string{"n1", "n2", "n3"} }
 func (c *services) Services() []string { return c.services }

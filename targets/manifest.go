@@ -25,6 +25,10 @@ const ManifestFile = "target.yaml"
 // DefaultPort is the node API port when a manifest names none.
 const DefaultPort = contract.DefaultPort
 
+// DefaultZones is Manifest.Zones when a manifest gives none: three, as a
+// cloud region's availability zones, so that no zone holds a majority.
+const DefaultZones = 3
+
 // DefaultReaction is Manifest.Reaction when a manifest gives none: long
 // enough for most elections and leases, at the cost of slower faults.
 const DefaultReaction = 5 * time.Second
@@ -77,6 +81,10 @@ type Manifest struct {
 	// nemesis heals a fault nobody reacted to after it; DefaultReaction
 	// when not given.
 	Reaction time.Duration `yaml:"reaction"`
+	// Zones is how many zones (2 or 3) partition-zones spreads the nodes
+	// and the services' members over, round robin; DefaultZones when not
+	// given.
+	Zones int `yaml:"zones"`
 
 	// Dir is the absolute folder the manifest was read from.
 	Dir string `yaml:"-"`
@@ -99,6 +107,11 @@ type Service struct {
 	// again, until it exits 0: the service is ready then, not before (a
 	// Sentinel that can reach its quorum, an etcd member that has joined).
 	Ready []string `yaml:"ready"`
+	// Leader is an optional command run inside each member to find the
+	// one that leads the service (ZooKeeper's leader, etcd's): it exits 0
+	// in that member only. partition-service-members isolates the member
+	// it names; without it, a random minority.
+	Leader []string `yaml:"leader"`
 	// Env is the service's environment.
 	Env map[string]string `yaml:"env"`
 	// Members is how many containers form the service (a three-member
@@ -223,6 +236,9 @@ func Load(dir string) (Manifest, error) {
 	if m.Reaction == 0 {
 		m.Reaction = DefaultReaction
 	}
+	if m.Zones == 0 {
+		m.Zones = DefaultZones
+	}
 	for i := range m.Services {
 		if m.Services[i].Start == "" {
 			m.Services[i].Start = StartBeforeNodes
@@ -249,6 +265,8 @@ func (m Manifest) validate() error {
 		return fmt.Errorf("clock %q: want %s, %s, %s or %s", m.Clock, ClockSDK, ClockFaketime, ClockProcess, ClockNone)
 	case m.Reaction < 0:
 		return fmt.Errorf("reaction %s must be positive", m.Reaction)
+	case m.Zones < 2 || m.Zones > 3:
+		return fmt.Errorf("zones %d: want 2 or 3", m.Zones)
 	case m.Clock == ClockFaketime && m.Build.Dockerfile == "" && len(m.Build.Debian) == 0:
 		return fmt.Errorf("clock: %s needs libfaketime in the node image: a FROM scratch image has none (add build.debian)", ClockFaketime)
 	}

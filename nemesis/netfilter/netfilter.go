@@ -17,11 +17,13 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/google/nftables"
+	"github.com/google/nftables/binaryutil"
 	"github.com/google/nftables/expr"
 	"golang.org/x/sys/unix"
 )
@@ -60,11 +62,17 @@ type Rules struct {
 	// would on a real network, which is why partitions between nodes use
 	// Drop on both sides instead.
 	DropTo []netip.Addr `json:"drop_to,omitempty"`
+	// DropNew: the packets from these sources that open a new connection
+	// (conntrack state new), on input: they cannot open connections to
+	// us, while the connections already open, theirs and ours, go on and
+	// we still open connections to them. A one-way cut at the connection
+	// level.
+	DropNew []netip.Addr `json:"drop_new,omitempty"`
 }
 
 // Empty reports whether r drops nothing.
 func (r Rules) Empty() bool {
-	return len(r.Drop) == 0 && len(r.DropInitiated) == 0 && len(r.DropTo) == 0
+	return len(r.Drop) == 0 && len(r.DropInitiated) == 0 && len(r.DropTo) == 0 && len(r.DropNew) == 0
 }
 
 // String renders r on one line, for logs.
@@ -76,7 +84,7 @@ func (r Rules) String() string {
 		}
 		return "[" + strings.Join(s, " ") + "]"
 	}
-	return "drop=" + join(r.Drop) + " drop_initiated=" + join(r.DropInitiated) + " drop_to=" + join(r.DropTo)
+	return "drop=" + join(r.Drop) + " drop_initiated=" + join(r.DropInitiated) + " drop_to=" + join(r.DropTo) + " drop_new=" + join(r.DropNew)
 }
 
 // normalize checks every address and returns r with IPv4-mapped IPv6
@@ -104,7 +112,7 @@ func (r Rules) normalize() (Rules, error) {
 		}
 		return out
 	}
-	n := Rules{Drop: clean("drop", r.Drop), DropInitiated: clean("drop_initiated", r.DropInitiated), DropTo: clean("drop_to", r.DropTo)}
+	n := Rules{Drop: clean("drop", r.Drop), DropInitiated: clean("drop_initiated", r.DropInitiated), DropTo: clean("drop_to", r.DropTo), DropNew: clean("drop_new", r.DropNew)}
 	return n, errors.Join(errs...)
 }
 
@@ -192,20 +200,22 @@ func resetTable(c *nftables.Conn) {
 	c.DelTable(table)
 }
 
-// kind is one of the three kinds of rule Apply writes: which chain it sits
-// in, which address of the packet it matches, and whether only packets in a
-// connection's original direction.
+// kind is one of the kinds of rule Apply writes: which chain it sits in,
+// which address of the packet it matches, and whether only packets in a
+// connection's original direction, or only those opening one.
 type kind struct {
 	chain     string
 	offset    uint32 // of the matched address in the IPv4 header: 12 source, 16 destination
 	initiated bool
 	list      func(*Rules) *[]netip.Addr // the field of Rules it is written from
+	opening   bool                       // only a new connection's packets (ct state new)
 }
 
 var kinds = []kind{
-	{inputChain, 12, false, func(r *Rules) *[]netip.Addr { return &r.Drop }},
-	{inputChain, 12, true, func(r *Rules) *[]netip.Addr { return &r.DropInitiated }},
-	{outputChain, 16, false, func(r *Rules) *[]netip.Addr { return &r.DropTo }},
+	{inputChain, 12, false, func(r *Rules) *[]netip.Addr { return &r.Drop }, false},
+	{inputChain, 12, true, func(r *Rules) *[]netip.Addr { return &r.DropInitiated }, false},
+	{outputChain, 16, false, func(r *Rules) *[]netip.Addr { return &r.DropTo }, false},
+	{inputChain, 12, false, func(r *Rules) *[]netip.Addr { return &r.DropNew }, true},
 }
 
 // dropExprs builds "meta nfproto ipv4 ip saddr|daddr <a> [ct direction
@@ -229,7 +239,33 @@ func dropExprs(a netip.Addr, k kind) []expr.Any {
 			&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{0}},
 		)
 	}
+	if k.opening {
+		e = append(e, openingExprs()...)
+	}
 	return append(e, &expr.Verdict{Kind: expr.VerdictDrop})
+}
+
+// openingExprs match a packet that opens a connection: "ct state new".
+func openingExprs() []expr.Any {
+	return []expr.Any{
+		&expr.Ct{Key: expr.CtKeySTATE, Register: 1},
+		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4, Mask: binaryutil.NativeEndian.PutUint32(expr.CtStateBitNEW), Xor: make([]byte, 4)},
+		&expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: make([]byte, 4)},
+	}
+}
+
+// isOpening recognizes exactly openingExprs.
+func isOpening(es []expr.Any) bool {
+	want := openingExprs()
+	if len(es) != len(want) {
+		return false
+	}
+	for i := range es {
+		if !reflect.DeepEqual(es[i], want[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // Current reads back our table's rules as Rules, or empty Rules when the
@@ -294,6 +330,10 @@ func tablePresent(c *nftables.Conn) (bool, error) {
 // parseRule recognizes exactly the expressions dropExprs writes in chain.
 func parseRule(chain string, es []expr.Any) (addr netip.Addr, k kind, err error) {
 	bad := fmt.Errorf("not a splitbrain rule: %d expressions", len(es))
+	opening := len(es) == 8 && isOpening(es[4:7])
+	if opening {
+		es = append(es[:4:4], es[7])
+	}
 	if len(es) != 5 && len(es) != 7 {
 		return addr, k, bad
 	}
@@ -325,7 +365,7 @@ func parseRule(chain string, es []expr.Any) (addr netip.Addr, k kind, err error)
 		return addr, k, bad
 	}
 	i := slices.IndexFunc(kinds, func(k kind) bool {
-		return k.chain == chain && k.offset == p.Offset && k.initiated == initiated
+		return k.chain == chain && k.offset == p.Offset && k.initiated == initiated && k.opening == opening
 	})
 	if i < 0 {
 		return addr, k, bad

@@ -47,7 +47,7 @@ func TestRuleRoundTrip(t *testing.T) {
 	a := netip.MustParseAddr("172.18.0.5")
 	for i, k := range kinds {
 		got, gotK, err := parseRule(k.chain, dropExprs(a, k))
-		if err != nil || got != a || gotK.chain != k.chain || gotK.offset != k.offset || gotK.initiated != k.initiated {
+		if err != nil || got != a || gotK.chain != k.chain || gotK.offset != k.offset || gotK.initiated != k.initiated || gotK.opening != k.opening {
 			t.Errorf("kind %d: parseRule(dropExprs(%v)) = %v, %+v, %v", i, a, got, gotK, err)
 		}
 	}

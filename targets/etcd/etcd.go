@@ -64,6 +64,9 @@ type RaftStatus struct {
 	State    string // StateLeader, StateFollower, StateCandidate, StatePreCandidate
 }
 
+// StateLeader is RaftStatus.State of the member that leads.
+const StateLeader = "StateLeader"
+
 // DebugVarsPath is where etcd serves RaftStatus among its other variables.
 const DebugVarsPath = "/debug/vars"
 
@@ -131,5 +134,5 @@ func ParseMemberList(body []byte) (map[uint64]string, error) {
 // at most one leader per term, and terms only rise). names gives the
 // leader's node name, when known.
 func Belief(s RaftStatus, names map[uint64]string) contract.Leadership {
-	return sdk.Belief(s.State == "StateLeader", names[s.Lead], s.Term)
+	return sdk.Belief(s.State == StateLeader, names[s.Lead], s.Term)
 }

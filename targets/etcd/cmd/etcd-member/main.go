@@ -3,14 +3,23 @@
 // started (SPLITBRAIN_MEMBER, SPLITBRAIN_MEMBERS) and becomes it, so that
 // the container's process is etcd itself and every fault reaches it.
 // ETCD_* variables of the manifest's env are passed on as they are.
+//
+// With -leads it instead exits 0 if the member beside it leads the
+// cluster (its Raft state, from /debug/vars): the service's leader
+// command.
 package main
 
 import (
+	"flag"
+	"fmt"
+	"io"
 	"log"
 	"maps"
+	"net/http"
 	"os"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/splitbrain/splitbrain/contract"
 	"github.com/splitbrain/splitbrain/targets/etcd"
@@ -21,6 +30,11 @@ import (
 const server = "/usr/local/bin/etcd"
 
 func main() {
+	leads := flag.Bool("leads", false, "exit 0 if the member beside leads the cluster")
+	flag.Parse()
+	if *leads {
+		os.Exit(leading())
+	}
 	self := os.Getenv(contract.EnvMember)
 	all := os.Getenv(contract.EnvMembers)
 	if self == "" || all == "" {
@@ -42,4 +56,25 @@ func main() {
 		list = append(list, k+"="+v)
 	}
 	log.Fatal(syscall.Exec(server, []string{"etcd"}, list))
+}
+
+// leading is the leader command: 0 when the member's Raft state is
+// leader, 1 with what it said otherwise.
+func leading() int {
+	hc := &http.Client{Timeout: time.Second}
+	resp, err := hc.Get(fmt.Sprintf("http://127.0.0.1:%d%s", etcd.ClientPort, etcd.DebugVarsPath))
+	if err == nil {
+		var body []byte
+		body, err = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var st etcd.RaftStatus
+		if st, err = etcd.ParseDebugVars(body); err == nil && st.State == etcd.StateLeader {
+			return 0
+		}
+		if err == nil {
+			err = fmt.Errorf("state %s", st.State)
+		}
+	}
+	fmt.Println(err)
+	return 1
 }

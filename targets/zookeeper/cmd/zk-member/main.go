@@ -7,10 +7,12 @@
 //
 // With -ready it instead asks the member beside it whether it serves as
 // part of an ensemble with a quorum, and exits 0 if it does: the
-// service's ready command.
+// service's ready command. With -leads it exits 0 if that member says
+// "Mode: leader" (srvr): the service's leader command.
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"log"
@@ -27,9 +29,13 @@ import (
 
 func main() {
 	ready := flag.Bool("ready", false, "exit 0 once the member beside serves with a quorum")
+	leads := flag.Bool("leads", false, "exit 0 if the member beside leads the ensemble")
 	flag.Parse()
-	if *ready {
-		os.Exit(check())
+	switch {
+	case *ready:
+		os.Exit(check(zookeeper.Status.Serving))
+	case *leads:
+		os.Exit(check(func(s zookeeper.Status) bool { return s.Mode == "leader" }))
 	}
 	self := os.Getenv(contract.EnvMember)
 	all := os.Getenv(contract.EnvMembers)
@@ -58,20 +64,19 @@ func main() {
 	log.Fatal(syscall.Exec(java, argv, os.Environ()))
 }
 
-// check is the ready command: 0 when the member serves, 1 with what it
-// said otherwise.
-func check() int {
+// check is the ready and the leader command: 0 when the member's srvr
+// holds, 1 with what it said otherwise.
+func check(holds func(zookeeper.Status) bool) int {
 	answer, err := zookeeper.Ask(fmt.Sprintf("127.0.0.1:%d", zookeeper.ClientPort), "srvr", time.Second)
 	if err == nil {
 		var st zookeeper.Status
-		if st, err = zookeeper.ParseSrvr(answer); err == nil && st.Serving() {
+		if st, err = zookeeper.ParseSrvr(answer); err == nil && holds(st) {
 			return 0
 		}
+		if err == nil {
+			err = fmt.Errorf("mode %q", cmp.Or(st.Mode, "not serving: no quorum yet"))
+		}
 	}
-	if err != nil {
-		fmt.Println(err)
-	} else {
-		fmt.Println("not serving: no quorum yet")
-	}
+	fmt.Println(err)
 	return 1
 }
