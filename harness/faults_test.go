@@ -25,6 +25,13 @@ import (
 // the test.
 func startTestCluster(t *testing.T, targetDir string) *cluster {
 	t.Helper()
+	return startTestClusterFor(t, targetDir, "partition-one")
+}
+
+// startTestClusterFor is startTestCluster for a run whose --nemesis is
+// faults, which decide the sidecars it starts.
+func startTestClusterFor(t *testing.T, targetDir string, faults ...string) *cluster {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("starts containers")
 	}
@@ -32,7 +39,7 @@ func startTestCluster(t *testing.T, targetDir string) *cluster {
 	cfg.RepoRoot, cfg.TargetsRoot, cfg.ResultsDir = "..", "../targets", t.TempDir()
 	cfg.TargetDir = targetDir
 	cfg.Nodes = 3
-	cfg.Nemesis = []string{"partition-one"}
+	cfg.Nemesis = faults
 	r, err := prepare(cfg)
 	if err != nil {
 		t.Fatal(err)
