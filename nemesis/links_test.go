@@ -146,8 +146,9 @@ func TestServiceLinkFaults(t *testing.T) {
 	}
 }
 
-// The service family holds the faults on a service's links only for a
-// target they can strike; named, they are refused elsewhere.
+// The service family holds partition-service-members only for a target
+// it can strike; named, the faults on a service's links are refused
+// where they cannot strike.
 func TestServiceFamilyByShape(t *testing.T) {
 	names := func(shape *Shape) []string {
 		g, err := ExpandFor([]string{"service"}, shape)
@@ -163,10 +164,10 @@ func TestServiceFamilyByShape(t *testing.T) {
 	zk := ServiceCluster{Name: "zk", Members: []string{"zk1", "zk2", "zk3"}, Hosts: make([]string, 3)}
 	one := ServiceCluster{Name: "redis", Members: []string{"redis"}, Hosts: []string{""}}
 	beside := ServiceCluster{Name: "sentinel", Members: []string{"sentinel1", "sentinel2"}, Hosts: []string{"n1", "n2"}}
-	if got := names(&Shape{Services: []ServiceCluster{zk}}); !slices.Equal(got, []string{"kill-service", "pause-service", "partition-service", "partition-service-members", "partition-zones", "partition-service-oneway"}) {
+	if got := names(&Shape{Services: []ServiceCluster{zk}}); !slices.Equal(got, []string{"kill-service", "pause-service", "partition-service", "partition-service-members"}) {
 		t.Errorf("zk: %v", got)
 	}
-	if got := names(&Shape{Services: []ServiceCluster{one}}); !slices.Equal(got, []string{"kill-service", "pause-service", "partition-service", "partition-zones", "partition-service-oneway"}) {
+	if got := names(&Shape{Services: []ServiceCluster{one}}); !slices.Equal(got, []string{"kill-service", "pause-service", "partition-service"}) {
 		t.Errorf("one redis: %v", got)
 	}
 	if got := names(&Shape{Services: []ServiceCluster{beside}}); !slices.Equal(got, families["service"]) {
@@ -175,5 +176,12 @@ func TestServiceFamilyByShape(t *testing.T) {
 	_, err := ExpandFor([]string{"partition-service-members"}, &Shape{Services: []ServiceCluster{one}})
 	if err == nil || !strings.Contains(err.Error(), "two members or more") {
 		t.Errorf("partition-service-members on one redis: %v", err)
+	}
+	_, err = ExpandFor([]string{"partition-service-oneway"}, &Shape{Services: []ServiceCluster{beside}})
+	if err == nil || !strings.Contains(err.Error(), "members of their own") {
+		t.Errorf("partition-service-oneway on Sentinels beside the nodes: %v", err)
+	}
+	if _, err := ExpandFor([]string{"partition-zones", "partition-service-oneway"}, &Shape{Services: []ServiceCluster{one}}); err != nil {
+		t.Errorf("zones and one way on one redis: %v", err)
 	}
 }
