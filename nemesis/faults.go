@@ -409,9 +409,10 @@ var partitionServiceMembers = Fault{
 // target's zones (round robin; a member beside a node in its node's zone)
 // and cuts one zone, drawn at random, from the rest, as when a data centre
 // goes dark. The resource is in no zone: every zone still reaches it.
+// Members beside the nodes are cut with their hosts (Sentinels with their
+// Redis servers), as a zone's machines are.
 var partitionZones = Fault{
 	Name: "partition-zones", Kind: Partition, OnServices: true, FiltersServices: true, Family: "service",
-	reaches: apart,
 	inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
 		zones := Zones(c.Nodes(), c.ServiceClusters(), c.Zones())
 		i := rng.IntN(len(zones))

@@ -77,9 +77,9 @@ func (l Links) String() string {
 	from, to := strings.Join(l.From, ","), strings.Join(l.To, ",")
 	switch l.Way {
 	case Packets:
-		return fmt.Sprintf("%s -/-> %s at the packet level: every packet %s sends them is dropped; theirs reach it", from, to, from)
+		return fmt.Sprintf("%s -/-> %s at the packet level: every packet from %s to %s is dropped; those from %s to %s arrive", from, to, from, to, to, from)
 	case Connections:
-		return fmt.Sprintf("%s -/-> %s at the connection level: new connections %s opens to them are refused (conntrack state new); connections already open, and theirs to it, go on", from, to, from)
+		return fmt.Sprintf("%s -/-> %s at the connection level: new connections from %s to %s are refused (conntrack state new); connections already open, and new ones from %s to %s, go on", from, to, from, to, to, from)
 	}
 	return from + " | " + to
 }

@@ -184,4 +184,7 @@ func TestServiceFamilyByShape(t *testing.T) {
 	if _, err := ExpandFor([]string{"partition-zones", "partition-service-oneway"}, &Shape{Services: []ServiceCluster{one}}); err != nil {
 		t.Errorf("zones and one way on one redis: %v", err)
 	}
+	if _, err := ExpandFor([]string{"partition-zones"}, &Shape{Services: []ServiceCluster{beside}}); err != nil {
+		t.Errorf("zones of hosts with Sentinels beside their nodes: %v", err)
+	}
 }
