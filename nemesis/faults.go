@@ -240,7 +240,7 @@ func ExpandFor(list []string, shape *Shape) ([][]Fault, error) {
 				return nil, packetFaultsUnavailable(name)
 			case shape != nil && f.reaches != nil && len(shape.Services) > 0:
 				if err := f.reaches(shape.Services); err != nil {
-					return nil, fmt.Errorf("%s: %v", name, err)
+					return nil, fmt.Errorf("--nemesis %s: %v", name, err)
 				}
 			}
 			group = append(group, f)
@@ -355,13 +355,15 @@ func forEach(nodes []string, f func(string) error) error {
 func partition(name string, shape func(Cluster, *rand.Rand) Grudge) Fault {
 	return Fault{Name: name, Kind: Partition, Family: "partition", inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
 		g := shape(c, rng)
-		a := Applied{
-			Nodes: g.Nodes(),
-			What:  g.String(),
-			Heal:  func(ctx context.Context) error { return c.Partition(ctx, nil) },
-		}
-		return a, c.Partition(ctx, g)
+		return applyGrudge(ctx, c, g, g.Nodes(), g.String())
 	}}
+}
+
+// applyGrudge puts g in effect, the fault having hit nodes, said as what,
+// and heals by clearing it.
+func applyGrudge(ctx context.Context, c Cluster, g Grudge, nodes []string, what string) (Applied, error) {
+	a := Applied{Nodes: nodes, What: what, Heal: func(ctx context.Context) error { return c.Partition(ctx, nil) }}
+	return a, c.Partition(ctx, g)
 }
 
 // partitionService cuts the leader from every service container of the
@@ -373,12 +375,7 @@ var partitionService = Fault{Name: "partition-service", Kind: Partition, OnServi
 		return Applied{}, errors.New("partition-service: the target has no service containers")
 	}
 	node := leaderOr(c, rng)
-	a := Applied{
-		Nodes: []string{node},
-		What:  node + " cut from " + strings.Join(services, ", "),
-		Heal:  func(ctx context.Context) error { return c.Partition(ctx, nil) },
-	}
-	return a, c.Partition(ctx, CutFrom(node, services...))
+	return applyGrudge(ctx, c, CutFrom(node, services...), []string{node}, node+" cut from "+strings.Join(services, ", "))
 }}
 
 // partitionServiceMembers splits the members of one of the target's
@@ -448,8 +445,8 @@ var partitionServiceOneway = Fault{
 // What the faults on a service's links need of it: members of their own,
 // two or more of them to split.
 var (
-	apart      = someService("members of their own", ServiceCluster.Apart)
-	splittable = someService("two members or more of their own", func(s ServiceCluster) bool { return len(s.Members) > 1 && s.Apart() })
+	apart      = someService("in containers of its own", ServiceCluster.Apart)
+	splittable = someService("of two members or more in containers of their own", func(s ServiceCluster) bool { return len(s.Members) > 1 && s.Apart() })
 )
 
 // someService is a reaches that wants a service that ok holds for, which
@@ -459,7 +456,7 @@ func someService(what string, ok func(ServiceCluster) bool) func([]ServiceCluste
 		if slices.ContainsFunc(services, ok) {
 			return nil
 		}
-		return fmt.Errorf("the target has no service with %s (members beside the nodes share their addresses, and are cut with their hosts)", what)
+		return fmt.Errorf("the target has no service %s (a member beside a node shares its address, and is cut with its host)", what)
 	}
 }
 
@@ -477,22 +474,9 @@ func pickService(c Cluster, rng *rand.Rand, reaches func([]ServiceCluster) error
 	return fit[rng.IntN(len(fit))], nil
 }
 
-// cut applies the grudge of links, every container they name in the
-// fault's nodes, and heals by clearing it.
-func cut(ctx context.Context, c Cluster, what string, links ...Links) (Applied, error) {
-	g := Grudge{}
-	var hit []string
-	for _, l := range links {
-		g = g.Merge(l.Grudge())
-		hit = append(hit, l.From...)
-		hit = append(hit, l.To...)
-	}
-	a := Applied{
-		Nodes: sortedSet(hit),
-		What:  what,
-		Heal:  func(ctx context.Context) error { return c.Partition(ctx, nil) },
-	}
-	return a, c.Partition(ctx, g)
+// cut cuts links, every container they name among the fault's nodes.
+func cut(ctx context.Context, c Cluster, what string, l Links) (Applied, error) {
+	return applyGrudge(ctx, c, l.Grudge(), sortedSet(append(slices.Clone(l.From), l.To...)), what)
 }
 
 // Clock faults hit a random minority of nodes, each with a skew of its own.

@@ -178,7 +178,7 @@ func TestServiceFamilyByShape(t *testing.T) {
 		t.Errorf("partition-service-members on one redis: %v", err)
 	}
 	_, err = ExpandFor([]string{"partition-service-oneway"}, &Shape{Services: []ServiceCluster{beside}})
-	if err == nil || !strings.Contains(err.Error(), "members of their own") {
+	if err == nil || !strings.Contains(err.Error(), "containers of its own") {
 		t.Errorf("partition-service-oneway on Sentinels beside the nodes: %v", err)
 	}
 	if _, err := ExpandFor([]string{"partition-zones", "partition-service-oneway"}, &Shape{Services: []ServiceCluster{one}}); err != nil {
