@@ -291,9 +291,18 @@ func (c *cluster) SetClock(ctx context.Context, node string, s contract.Skew) er
 func (c *cluster) Partition(ctx context.Context, g nemesis.Grudge) error {
 	c.mu.Lock()
 	c.grudge = g
+	c.mu.Unlock()
+	return c.filter(ctx)
+}
+
+// filter gives every container with a packet filter, through its
+// sidecar and all at once, the rules of the partition in effect.
+func (c *cluster) filter(ctx context.Context) error {
+	c.mu.RLock()
+	g := c.grudge
 	ips := maps.Clone(c.ips)
 	sidecars := maps.Clone(c.sidecars)
-	c.mu.Unlock()
+	c.mu.RUnlock()
 	if len(sidecars) == 0 {
 		if len(g) == 0 {
 			return nil
