@@ -53,6 +53,16 @@ var curatorFindings = []finding{{
 	// znode, beside n3.
 	issue: "CURATOR-696 in the service family", run: "20261127T052144-curator-latch-6e26e0",
 	leaderships: []string{"n2@1", "n5@2", "n3@3"}, overlap: 12.4, toTheEnd: true,
+}, {
+	// CURATOR-444's trigger, the servers cut from one another:
+	// partition-service-members (seed 103, the first of four faults)
+	// isolated zk3 from zk1 and zk2 for 4 s. The servers that lost their
+	// leader dropped their clients; n5's client, SUSPENDED past its 2 s
+	// session, gave the session up itself, and its latch led again with
+	// the old znode beside n2, by CURATOR-696's path. The run stopped at
+	// its violation (--stop-on-violation).
+	issue: "CURATOR-444 by partition-service-members", run: "20261127T071556-curator-latch-b6abbd",
+	leaderships: []string{"n5@1", "n2@3"}, overlap: 12.2, toTheEnd: true,
 }}
 
 // TestKeptFindings judges each kept run afresh from its files, as
