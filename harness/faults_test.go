@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -442,23 +444,9 @@ func TestPacketFilterInItsNamespace(t *testing.T) {
 	}
 	ctx := context.Background()
 	d := testDocker(t)
-	dir := t.TempDir()
-	build := exec.CommandContext(ctx, "go", "test", "-c", "-o", filepath.Join(dir, "netfilter.test"), "../nemesis/netfilter")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go test -c: %v\n%s", err, out)
-	}
-	dockerfile := "FROM scratch\nCOPY netfilter.test /test\nENV SPLITBRAIN_NETFILTER_NETNS=1\n" +
-		`ENTRYPOINT ["/test", "-test.run", "^TestInNamespace$", "-test.v"]` + "\n"
-	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(dockerfile), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	const image = "splitbrain/test-netfilter:latest"
-	if err := d.BuildDockerfileImage(ctx, image, dir, "Dockerfile"); err != nil {
-		t.Fatal(err)
-	}
+	image := netfilterTestImage(t, d, "netfilter", "TestInNamespace", map[string]string{"SPLITBRAIN_NETFILTER_NETNS": "1"})
 	runID, nw := throwawayNetwork(t, d, "test-netfilter")
-	holder := startResource(t, d, runID, nw)
+	holder := startResource(t, d, runID, nw, "resource")
 	id, err := d.StartSidecar(ctx, runID, "netfilter-test", holder.ID, image)
 	if err != nil {
 		t.Fatal(err)
@@ -470,15 +458,44 @@ func TestPacketFilterInItsNamespace(t *testing.T) {
 	}
 }
 
-// startResource starts a resource on network nw under runID: a small
+// netfilterTestImage builds an image whose program is the packet
+// filter's test binary running test (one or more, a -test.run pattern),
+// tagged splitbrain/test-name,
+// with env: the filter's own tests that must run in a throwaway
+// namespace.
+func netfilterTestImage(t *testing.T, d *Docker, name, test string, env map[string]string) string {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	build := exec.CommandContext(ctx, "go", "test", "-c", "-o", filepath.Join(dir, "netfilter.test"), "../nemesis/netfilter")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go test -c: %v\n%s", err, out)
+	}
+	dockerfile := "FROM scratch\nCOPY netfilter.test /test\n"
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		dockerfile += "ENV " + k + "=" + env[k] + "\n"
+	}
+	dockerfile += fmt.Sprintf(`ENTRYPOINT ["/test", "-test.run", "^(%s)$", "-test.v"]`, test) + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(dockerfile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	image := "splitbrain/test-" + name + ":latest"
+	if err := d.BuildDockerfileImage(ctx, image, dir, "Dockerfile"); err != nil {
+		t.Fatal(err)
+	}
+	return image
+}
+
+// startResource starts a resource called name on network nw under runID: a small
 // container of ours, to hold a network namespace or an endpoint.
-func startResource(t *testing.T, d *Docker, runID, nw string) Container {
+func startResource(t *testing.T, d *Docker, runID, nw, name string) Container {
 	t.Helper()
 	ctx := context.Background()
 	if err := d.BuildGoImage(ctx, resourceImage, "..", resourceMain); err != nil {
 		t.Fatal(err)
 	}
-	ctr, err := d.Start(ctx, ContainerSpec{RunID: runID, Name: "resource", Image: resourceImage, Network: nw,
+	ctr, err := d.Start(ctx, ContainerSpec{RunID: runID, Name: name, Image: resourceImage, Network: nw,
 		Env: map[string]string{"SPLITBRAIN_RESOURCE_MODE": "strict", "SPLITBRAIN_RESOURCE_ADDR": fmt.Sprintf(":%d", resourcePort),
 			"SPLITBRAIN_RESOURCE_LOG": "/dev/null"}})
 	if err != nil {
