@@ -106,49 +106,53 @@ const shaperBurst = 1600
 
 // shape sets our qdisc and class on every interface, replacing them.
 func shape(rate uint64) error {
-	return eachInterface(func(t *tc.Tc, ifindex uint32) error {
-		directQlen := uint32(1000)
-		qdisc := tc.Object{
-			Msg: tc.Msg{Family: unix.AF_UNSPEC, Ifindex: ifindex, Handle: shaperHandle, Parent: tc.HandleRoot},
-			Attribute: tc.Attribute{Kind: "htb", Htb: &tc.Htb{
-				Init:       &tc.HtbGlob{Version: 3, Rate2Quantum: 10},
-				DirectQlen: &directQlen,
-			}},
+	return eachInterface(func(t *tc.Tc, ifindex uint32) error { return shapeOn(t, ifindex, rate) })
+}
+
+// shapeOn sets our qdisc and class on interface ifindex.
+func shapeOn(t *tc.Tc, ifindex uint32, rate uint64) error {
+	directQlen := uint32(1000)
+	qdisc := tc.Object{
+		Msg: tc.Msg{Family: unix.AF_UNSPEC, Ifindex: ifindex, Handle: shaperHandle, Parent: tc.HandleRoot},
+		Attribute: tc.Attribute{Kind: "htb", Htb: &tc.Htb{
+			Init:       &tc.HtbGlob{Version: 3, Rate2Quantum: 10},
+			DirectQlen: &directQlen,
+		}},
+	}
+	if !shaped(t, ifindex) {
+		if err := t.Qdisc().Replace(&qdisc); err != nil {
+			return fmt.Errorf("htb qdisc: %w", err)
 		}
-		if !shaped(t, ifindex) {
-			if err := t.Qdisc().Replace(&qdisc); err != nil {
-				return fmt.Errorf("htb qdisc: %w", err)
-			}
-		}
-		// buffer is in the scheduler's ticks of 64 ns (PSCHED_SHIFT).
-		buffer := uint32(uint64(shaperBurst) * 1e9 / rate / 64)
-		spec := tc.RateSpec{Rate: uint32(min(rate, 1<<32-1))}
-		class := tc.Object{
-			Msg: tc.Msg{Family: unix.AF_UNSPEC, Ifindex: ifindex, Handle: shaperClass, Parent: shaperHandle},
-			Attribute: tc.Attribute{Kind: "htb", Htb: &tc.Htb{Parms: &tc.HtbOpt{
-				Rate: spec, Ceil: spec, Buffer: buffer, Cbuffer: buffer, Quantum: shaperBurst,
-			}}},
-		}
-		if err := t.Class().Replace(&class); err != nil {
-			return fmt.Errorf("htb class at %d B/s: %w", rate, err)
-		}
-		return nil
-	})
+	}
+	// buffer is in the scheduler's ticks of 64 ns (PSCHED_SHIFT).
+	buffer := uint32(uint64(shaperBurst) * 1e9 / rate / 64)
+	spec := tc.RateSpec{Rate: uint32(min(rate, 1<<32-1))}
+	class := tc.Object{
+		Msg: tc.Msg{Family: unix.AF_UNSPEC, Ifindex: ifindex, Handle: shaperClass, Parent: shaperHandle},
+		Attribute: tc.Attribute{Kind: "htb", Htb: &tc.Htb{Parms: &tc.HtbOpt{
+			Rate: spec, Ceil: spec, Buffer: buffer, Cbuffer: buffer, Quantum: shaperBurst,
+		}}},
+	}
+	if err := t.Class().Replace(&class); err != nil {
+		return fmt.Errorf("htb class at %d B/s: %w", rate, err)
+	}
+	return nil
 }
 
 // unshape removes our qdisc wherever it is, which leaves the interface
 // its default.
-func unshape() error {
-	return eachShaped(func(t *tc.Tc, ifindex uint32) error {
-		err := t.Qdisc().Delete(&tc.Object{
-			Msg:       tc.Msg{Family: unix.AF_UNSPEC, Ifindex: ifindex, Handle: shaperHandle, Parent: tc.HandleRoot},
-			Attribute: tc.Attribute{Kind: "htb", Htb: &tc.Htb{}},
-		})
-		if err != nil {
-			return fmt.Errorf("remove htb qdisc: %w", err)
-		}
-		return nil
+func unshape() error { return eachShaped(unshapeOn) }
+
+// unshapeOn removes our qdisc from interface ifindex.
+func unshapeOn(t *tc.Tc, ifindex uint32) error {
+	err := t.Qdisc().Delete(&tc.Object{
+		Msg:       tc.Msg{Family: unix.AF_UNSPEC, Ifindex: ifindex, Handle: shaperHandle, Parent: tc.HandleRoot},
+		Attribute: tc.Attribute{Kind: "htb", Htb: &tc.Htb{}},
 	})
+	if err != nil {
+		return fmt.Errorf("remove htb qdisc: %w", err)
+	}
+	return nil
 }
 
 // shaped says whether our qdisc is the root of interface ifindex.
