@@ -362,4 +362,8 @@ func TestCeiling(t *testing.T) {
 	if got, want := Bounded(groups, 2, testPace, 8*time.Second, 7).Ceiling(restart), 60*time.Second; got != want {
 		t.Errorf("on a rhythm: ceiling %s, want %s", got, want)
 	}
+	// A flap lasts 20 s, past React and hold: each 5 + 20 + 30 s.
+	if got, want := Bounded([][]string{{"flap"}}, 2, testPace, 0, 7).Ceiling(restart), 2*55*time.Second+40*time.Second; got != want {
+		t.Errorf("flaps: ceiling %s, want %s", got, want)
+	}
 }
