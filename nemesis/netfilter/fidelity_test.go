@@ -132,12 +132,24 @@ func TestFidelityInNamespace(t *testing.T) {
 		base := percentiles(echoes(t, udp, sent, 2*time.Millisecond))
 		impair(t, Impairment{From: peer, Delay: 100 * time.Millisecond, Jitter: 20 * time.Millisecond})
 		held := percentiles(echoes(t, udp, sent, 2*time.Millisecond))
+		// A sidecar killed while its rules stand: with nobody on the
+		// queue, its bypass lets the packets through at once.
+		mu.Lock()
+		err := plumbing.stopHolder()
+		mu.Unlock()
+		if err != nil {
+			t.Fatal(err)
+		}
+		orphaned := percentiles(echoes(t, udp, sent/4, 2*time.Millisecond))
 		if err := Clear(); err != nil {
 			t.Fatal(err)
 		}
+		if orphaned[0] > 50*time.Millisecond {
+			t.Errorf("with the queue's holder gone: a median round trip of %s, want the packets bypassed", orphaned[0])
+		}
 		median, p99 := held[0]-base[0], held[1]-base[0]
-		t.Logf("FIGURE delay: asked 100ms±20ms, round trip unimpaired median %s p99 %s; added median %s p99 %s",
-			base[0].Round(time.Microsecond), base[1].Round(time.Microsecond), median.Round(time.Microsecond), p99.Round(time.Microsecond))
+		t.Logf("FIGURE delay: asked 100ms±20ms, round trip unimpaired median %s p99 %s; added median %s p99 %s; holder gone: median round trip %s",
+			base[0].Round(time.Microsecond), base[1].Round(time.Microsecond), median.Round(time.Microsecond), p99.Round(time.Microsecond), orphaned[0].Round(time.Microsecond))
 		if median < 80*time.Millisecond || median > 200*time.Millisecond || p99 < 100*time.Millisecond {
 			t.Errorf("added median %s, p99 %s: want about 100ms, and a p99 past it", median, p99)
 		}
