@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -212,6 +213,62 @@ func TestFaultsTakeEffect(t *testing.T) {
 		}
 		if got.Value != "before" {
 			t.Errorf("the resource holds %q, want %q: the write sent during the cut arrived", got.Value, "before")
+		}
+	})
+
+	// A packet fault on n1's links: each end of a link between nodes
+	// impairs what arrives, n1 also what it sends the resource; a delay
+	// past the probe's timeout stalls a connection either way, and a
+	// heal or a restart leaves nothing behind that the fault did not ask.
+	t.Run("a packet fault reaches each end of its node's links", func(t *testing.T) {
+		rules := func(node string) netfilter.Rules {
+			resp, err := http.Get(fmt.Sprintf("http://%s:%d/rules", c.ips[node], netfilter.Port))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var r netfilter.Rules
+			if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+		delay := nemesis.Impairment{Delay: 400 * time.Millisecond}
+		if err := c.Impair(ctx, nemesis.LinksOf(c, []string{"n1"}), delay); err != nil {
+			t.Fatal(err)
+		}
+		n1 := rules("n1").Impair
+		if !slices.Equal(n1.From, []netip.Addr{c.ips["resource"], c.ips["n2"], c.ips["n3"]}) || !slices.Equal(n1.To, []netip.Addr{c.ips["resource"]}) || n1.Delay != delay.Delay {
+			t.Errorf("n1 impairs %+v", n1)
+		}
+		if n2 := rules("n2").Impair; !slices.Equal(n2.From, []netip.Addr{c.ips["n1"]}) || len(n2.To) != 0 {
+			t.Errorf("n2 impairs %+v, want what n1 sends it", n2)
+		}
+		if reachable(t, c, "n1", "n2", port) || reachable(t, c, "n2", "n1", port) || reachable(t, c, "n1", "resource", resourcePort) {
+			t.Error("a connection on n1's links opened within the probe's 300 ms")
+		}
+		if !reachable(t, c, "n2", "n3", port) {
+			t.Error("n2 no longer reaches n3 at once")
+		}
+		if err := c.Kill(ctx, "n1"); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Restart(ctx, "n1"); err != nil {
+			t.Fatal(err)
+		}
+		if got := rules("n1").Impair; got.Delay != delay.Delay || len(got.From) != 3 {
+			t.Errorf("restarted n1 impairs %+v", got)
+		}
+		if err := c.Impair(ctx, nil, nemesis.Impairment{}); err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range nodes {
+			if r := rules(n); !r.Empty() {
+				t.Errorf("healed %s keeps %s", n, r)
+			}
+		}
+		if !reachable(t, c, "n1", "n2", port) {
+			t.Error("healed n1 does not reach n2")
 		}
 	})
 

@@ -81,11 +81,23 @@ func (r *run) probePackets(ctx context.Context) error {
 	if code != 0 || json.Unmarshal(lastLine(out), &p) != nil {
 		return fmt.Errorf("packet probe exited %d: %s", code, strings.TrimSpace(tail(out, 3)))
 	}
+	note, err := packetNote(p, faults)
+	if err != nil {
+		return err
+	}
+	r.info.Notes = append(r.info.Notes, note)
+	return nil
+}
+
+// packetNote says, from what the probe found, which mechanism each packet
+// fault uses and whether the kernel has netem, or refuses the first fault
+// whose mechanism the kernel lacks: bad input naming both.
+func packetNote(p netfilter.Probed, faults []nemesis.Fault) (string, error) {
 	lacks := map[nemesis.Mechanism]string{nemesis.MechNumgen: p.Loss, nemesis.MechQueue: p.Delay, nemesis.MechShaper: p.Rate}
 	var used []string
 	for _, f := range faults {
 		if why := lacks[f.Needs]; why != "" {
-			return badInput("--nemesis %s: this kernel lacks %s: %s", f.Name, f.Needs, why)
+			return "", badInput("--nemesis %s: this kernel lacks %s: %s", f.Name, f.Needs, why)
 		}
 		used = append(used, f.Name+" by "+string(f.Needs))
 	}
@@ -94,8 +106,7 @@ func (r *run) probePackets(ctx context.Context) error {
 	if p.Netem {
 		netem = "this kernel has netem, which splitbrain leaves aside so that runs on every kernel impair packets alike"
 	}
-	r.info.Notes = append(r.info.Notes, fmt.Sprintf("packet faults: %s; %s", netem, strings.Join(used, "; ")))
-	return nil
+	return fmt.Sprintf("packet faults: %s; %s", netem, strings.Join(used, "; ")), nil
 }
 
 // lastLine is the last non-empty line of out.
