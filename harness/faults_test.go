@@ -89,6 +89,21 @@ func reaches(t *testing.T, c *cluster, node, addr string) bool {
 	return ans.Reachable
 }
 
+// sidecarRules are the rules node's sidecar reads back from the kernel.
+func sidecarRules(t *testing.T, c *cluster, node string) netfilter.Rules {
+	t.Helper()
+	resp, err := http.Get(fmt.Sprintf("http://%s:%d/rules", c.ips[node], netfilter.Port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r netfilter.Rules
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 // answers says whether node's API answers the controller.
 func answers(c *cluster, node, path string) bool { return answered(c.NodeURL(node) + path) }
 
@@ -221,18 +236,7 @@ func TestFaultsTakeEffect(t *testing.T) {
 	// past the probe's timeout stalls a connection either way, and a
 	// heal or a restart leaves nothing behind that the fault did not ask.
 	t.Run("a packet fault reaches each end of its node's links", func(t *testing.T) {
-		rules := func(node string) netfilter.Rules {
-			resp, err := http.Get(fmt.Sprintf("http://%s:%d/rules", c.ips[node], netfilter.Port))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			var r netfilter.Rules
-			if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
-				t.Fatal(err)
-			}
-			return r
-		}
+		rules := func(node string) netfilter.Rules { return sidecarRules(t, c, node) }
 		delay := nemesis.Impairment{Delay: 400 * time.Millisecond}
 		if err := c.Impair(ctx, nemesis.LinksOf(c, []string{"n1"}), delay); err != nil {
 			t.Fatal(err)
@@ -382,6 +386,19 @@ func TestMemberBesideNodeSharesItsFate(t *testing.T) {
 		}
 		if !reaches(t, c, "n3", store("store1")) || !reaches(t, c, "n3", store("store2")) {
 			t.Error("n3 does not reach the stores by name")
+		}
+	})
+
+	// Its host's sidecar impairs what arrives for the member: the node
+	// whose links are impaired must not impair what it sends there too.
+	t.Run("a packet fault impairs a link to a member beside another node once", func(t *testing.T) {
+		if err := c.Impair(ctx, nemesis.LinksOf(c, []string{"n1"}), nemesis.Impairment{LossPercent: 10}); err != nil {
+			t.Fatal(err)
+		}
+		defer c.Impair(ctx, nil, nemesis.Impairment{})
+		n1, n2 := sidecarRules(t, c, "n1").Impair, sidecarRules(t, c, "n2").Impair
+		if slices.Contains(n1.To, c.ips["n2"]) || !slices.Contains(n1.From, c.ips["n2"]) || !slices.Contains(n2.From, c.ips["n1"]) {
+			t.Errorf("n1 impairs %+v, n2 %+v: want each what arrives from the other, once", n1, n2)
 		}
 	})
 

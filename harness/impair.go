@@ -41,8 +41,12 @@ func (c *cluster) impairOf(names []string, how nemesis.Impairment, addrs func([]
 		m.To, err = addrs(names)
 		return m, err
 	}
+	// A member beside a node is filtered by its host's sidecar, which
+	// impairs what arrives there: impaired on this side's output too,
+	// the link would be impaired twice.
+	alone := slices.DeleteFunc(c.unfiltered(names), func(n string) bool { _, beside := c.beside[n]; return beside })
 	if m.From, err = addrs(names); err == nil {
-		m.To, err = addrs(c.unfiltered(names))
+		m.To, err = addrs(alone)
 	}
 	return m, err
 }
