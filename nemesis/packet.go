@@ -40,7 +40,7 @@ const (
 const (
 	minLoss, maxLoss   = 1, 60
 	minDelay, maxDelay = 5 * time.Millisecond, 2 * time.Second
-	minRate, maxRate   = 2 << 10, 64 << 10
+	minRate, maxRate   = 2_000, 64_000
 )
 
 // logUniform draws from [lo, hi] so that every factor of the range is
