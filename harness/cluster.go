@@ -227,6 +227,12 @@ func (c *cluster) Restart(ctx context.Context, name string) error {
 			return err
 		}
 	}
+	c.mu.RLock()
+	inEffect := len(c.grudge) > 0 || len(c.impaired) > 0
+	c.mu.RUnlock()
+	if !inEffect {
+		return nil
+	}
 	// The address may have changed: every node's rules are rewritten.
 	return c.filter(ctx)
 }
