@@ -25,7 +25,7 @@ func TestRemoveWaitsForAnEndpointToGo(t *testing.T) {
 	// things finds the network still joined.
 	leaving := runID + "-leaving"
 	t.Cleanup(func() { d.Remove(context.Background(), LabelRun+"="+leaving) })
-	startResource(t, d, leaving, nw)
+	startResource(t, d, leaving, nw, "resource")
 	const goesAfter = time.Second
 	gone := make(chan error, 1)
 	go func() {
