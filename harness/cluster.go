@@ -67,6 +67,8 @@ type cluster struct {
 	// clock sidecar's container id.
 	clockSidecars map[string]string
 	grudge        nemesis.Grudge // the partition in effect
+	impaired      nemesis.Grudge // the links a packet fault impairs (impair.go)
+	impairment    nemesis.Impairment
 	resourceURL   string
 	started       []started // every container's start, in the order they ended
 }
@@ -231,13 +233,13 @@ func (c *cluster) Restart(ctx context.Context, name string) error {
 		}
 	}
 	c.mu.RLock()
-	g := c.grudge
+	inEffect := len(c.grudge) > 0 || len(c.impaired) > 0
 	c.mu.RUnlock()
-	if len(g) == 0 {
+	if !inEffect {
 		return nil
 	}
 	// The address may have changed: every node's rules are rewritten.
-	return c.Partition(ctx, g)
+	return c.filter(ctx)
 }
 
 func (c *cluster) Pause(ctx context.Context, name string) error {
@@ -296,22 +298,32 @@ func (c *cluster) Partition(ctx context.Context, g nemesis.Grudge) error {
 }
 
 // filter gives every container with a packet filter, through its
-// sidecar and all at once, the rules of the partition in effect.
+// sidecar and all at once, the rules of the partition in effect
+// (filterRules) and each node those of the impairment in effect.
 func (c *cluster) filter(ctx context.Context) error {
 	c.mu.RLock()
-	g := c.grudge
+	g, links, how := c.grudge, c.impaired, c.impairment
 	ips := maps.Clone(c.ips)
 	sidecars := maps.Clone(c.sidecars)
 	c.mu.RUnlock()
 	if len(sidecars) == 0 {
-		if len(g) == 0 {
+		if len(g) == 0 && len(links) == 0 {
 			return nil
 		}
-		return errors.New("no packet-filter sidecars: the run was started without partition faults")
+		return errors.New("no packet-filter sidecars: the run was started without partition or packet faults")
 	}
 	rules, err := filterRules(g, ips, c.filterOf(sidecars))
 	if err != nil {
 		return err
+	}
+	for _, node := range c.nodes {
+		self := ips[node]
+		addrs := func(names []string) ([]netip.Addr, error) { return c.addrs(ips, names, self) }
+		r := rules[node]
+		if r.Impair, err = c.impairOf(links[node].All, how, addrs); err != nil {
+			return fmt.Errorf("%s: %v", node, err)
+		}
+		rules[node] = r
 	}
 	return parallel.Each(slices.Sorted(maps.Keys(sidecars)), func(name string) error {
 		if err := c.applyRules(ctx, ips[name], rules[name]); err != nil {
@@ -319,6 +331,35 @@ func (c *cluster) filter(ctx context.Context) error {
 		}
 		return nil
 	})
+}
+
+// unimpaired are those of names whose own filter impairs nothing (a
+// service member in a container of its own, whether or not it has a
+// filter for partitions, and the resource): a node impairs its own
+// packets to them too. A member beside a node is impaired at its host.
+func (c *cluster) unimpaired(names []string) (out []string) {
+	for _, n := range names {
+		if _, beside := c.beside[n]; !beside && !slices.Contains(c.nodes, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// addrs are the addresses of names in ips, but self's: a host is never
+// cut from itself (a member beside a node has the node's address).
+func (c *cluster) addrs(ips map[string]netip.Addr, names []string, self netip.Addr) ([]netip.Addr, error) {
+	out := make([]netip.Addr, 0, len(names))
+	for _, n := range names {
+		ip, ok := ips[n]
+		if !ok {
+			return nil, fmt.Errorf("no address for %s", n)
+		}
+		if ip != self {
+			out = append(out, ip)
+		}
+	}
+	return out, nil
 }
 
 // applyRules replaces one node's rules through the sidecar in its network

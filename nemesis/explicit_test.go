@@ -73,7 +73,7 @@ func TestReadExplicitNamesFileAndField(t *testing.T) {
 		{`{"faults": [{"at_s": "soon", "fault": "kill-one"}]}`, "faults.at_s: string is not a float64"},
 		{`{"faults": [{"at": 1, "fault": "kill-one"}]}`, `unknown field "at"`},
 		{`{"faults": [`, "unexpected EOF"},
-		{`{"faults": [{"at_s": 1, "fault": "packet-loss"}]}`, "faults[0].fault: packet-loss"},
+		{`{"faults": [{"at_s": 1, "fault": "packet-loss", "for_s": 2}, {"at_s": 4, "fault": "flap"}]}`, ""},
 	} {
 		path := filepath.Join(dir, "schedule.json")
 		if err := os.WriteFile(path, []byte(c.body), 0o644); err != nil {
