@@ -246,7 +246,7 @@ func addImpairRules(c *nftables.Conn, chains map[string]*nftables.Chain, m Impai
 // match (with or without the conntrack direction), as dropExprs writes
 // it: the rules that are not are an impairment's.
 func isDropRule(es []expr.Any) bool {
-	if len(es) != 5 && len(es) != 7 {
+	if len(es) != 5 && len(es) != 7 && (len(es) != 8 || !isOpening(es[4:7])) {
 		return false
 	}
 	_, isNumgen := es[4].(*expr.Numgen)

@@ -48,6 +48,9 @@ func TestRuleRoundTrip(t *testing.T) {
 	a := netip.MustParseAddr("172.18.0.5")
 	for i, k := range kinds {
 		got, gotK, err := parseRule(k.chain, dropExprs(a, k))
+		if !isDropRule(dropExprs(a, k)) {
+			t.Errorf("kind %d: Current would not read its rule as a drop", i)
+		}
 		if err != nil || got != a || gotK.chain != k.chain || gotK.offset != k.offset || gotK.initiated != k.initiated || gotK.opening != k.opening {
 			t.Errorf("kind %d: parseRule(dropExprs(%v)) = %v, %+v, %v", i, a, got, gotK, err)
 		}
