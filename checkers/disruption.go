@@ -1,0 +1,144 @@
+package checkers
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/splitbrain/splitbrain/history"
+)
+
+// rejoinWindow is how soon after nodes come back a leadership must be seen
+// to end for their return to be what ended it: a node that returns with a
+// higher term deposes the leader at its first exchange, and the observer
+// sees it at its next look; with no fault in effect and a majority behind
+// it, a leader has no other reason to go.
+const rejoinWindow = int64(2 * time.Second)
+
+// A rejoin is the heal of a fault that had cut off, stopped or skewed only
+// a minority of the nodes, the leader not among them, and no other fault
+// in effect: the leader kept a majority throughout, and nodes rejoin it.
+type rejoin struct {
+	heal     int      // position of the heal
+	returned []string // the nodes the fault had touched
+	leader   string
+	token    int64
+	claim    int // position of the leader's latest claim before the heal
+}
+
+// openFault is an injected fault not healed yet.
+type openFault struct {
+	f     string
+	nodes []string
+}
+
+// rejoins finds, in one pass over h, the rejoins whose outcome the history
+// shows, and among them those that ended the leadership they came back to
+// (disruptions), each a Window: the leader's claim, the heal, and the
+// proof that its leadership ended. A leadership ends at a proof that its
+// node no longer leads with its token (an answered observation), or that
+// another node leads with a higher one (or, with no tokens, leads at
+// all), within rejoinWindow of the heal and before the next fault's
+// injection. A rejoin is judged when either comes first: the leadership
+// ended, or the window passed (an event after it) with none; one cut
+// short by the next injection or by the end of the history is not
+// counted. A node's "leader" answers alone prove its belief here.
+func rejoins(h []history.Event) (judged int, disruptions []Violation) {
+	cluster := map[string]bool{}
+	for i := range h {
+		if h[i].Type == history.Leader {
+			cluster[h[i].Node] = true
+		}
+	}
+	type lead struct {
+		leads bool
+		token int64
+		pos   int
+	}
+	var (
+		latest  = map[string]lead{} // each node's latest answered observation
+		open    []openFault
+		pending *rejoin
+	)
+	// inForce is the one node whose latest answer says it leads, and no
+	// other node's says so; ok is false for none or several.
+	inForce := func() (node string, l lead, ok bool) {
+		for n, b := range latest {
+			if b.leads {
+				if ok {
+					return "", lead{}, false
+				}
+				node, l, ok = n, b, true
+			}
+		}
+		return node, l, ok
+	}
+	for i := range h {
+		e := &h[i]
+		if pending != nil && e.Time > h[pending.heal].Time+rejoinWindow {
+			judged, pending = judged+1, nil
+		}
+		switch e.Type {
+		case history.Nemesis:
+			switch {
+			case e.Phase == history.Inject && e.Error == "":
+				open = append(open, openFault{e.F, e.Nodes})
+				pending = nil // undecided: another fault may end the leadership
+			case e.Phase == history.Heal:
+				k := slices.IndexFunc(open, func(o openFault) bool { return o.f == e.F })
+				if k < 0 {
+					continue
+				}
+				f := open[k]
+				open = slices.Delete(open, k, k+1)
+				node, l, ok := inForce()
+				minority := 2*len(f.nodes) < len(cluster) && !slices.ContainsFunc(f.nodes, func(n string) bool { return !cluster[n] })
+				if e.Error == "" && len(open) == 0 && minority && ok && !slices.Contains(f.nodes, node) {
+					pending = &rejoin{heal: i, returned: f.nodes, leader: node, token: l.token, claim: l.pos}
+				}
+			}
+		case history.Leader:
+			if e.Error != "" {
+				continue
+			}
+			latest[e.Node] = lead{leads: e.IsLeader, token: e.Token, pos: i}
+			if pending == nil {
+				continue
+			}
+			p := pending
+			stepped := e.Node == p.leader && (!e.IsLeader || e.Token != 0 && p.token != 0 && e.Token != p.token)
+			deposed := e.Node != p.leader && e.IsLeader && (e.Token > p.token || p.token == 0)
+			if stepped || deposed {
+				judged++
+				disruptions = append(disruptions, describeRejoin(h, p, i))
+				pending = nil
+			}
+		}
+	}
+	return judged, disruptions
+}
+
+// describeRejoin is the Window of a leadership that rejoin p ended, as
+// the event at end proves.
+func describeRejoin(h []history.Event, p *rejoin, end int) Violation {
+	heal, e := &h[p.heal], &h[end]
+	leader := p.leader
+	if p.token > 0 {
+		leader = fmt.Sprintf("%s (token %d)", p.leader, p.token)
+	}
+	how := fmt.Sprintf("%s said it no longer led", p.leader)
+	if e.Node != p.leader {
+		how = fmt.Sprintf("%s claimed the lead", e.Node)
+		if e.Token > 0 {
+			how = fmt.Sprintf("%s claimed token %d", e.Node, e.Token)
+		}
+	}
+	return Violation{
+		Kind:   "rejoin-disruption",
+		Time:   heal.Time,
+		Events: sortedUnique([]int64{h[p.claim].Index, heal.Index, e.Index}),
+		Nodes:  append([]string{p.leader}, p.returned...),
+		Message: fmt.Sprintf("%s led with a majority while %s was out (%s); %s came back at %s (event %d) and the leadership ended %s later: %s (event %d)",
+			leader, joinAnd(p.returned), heal.F, joinAnd(p.returned), secs(heal.Time), heal.Index, secs(e.Time-heal.Time), how, e.Index),
+	}
+}
