@@ -173,6 +173,20 @@ func (c *Clocks) heal() error {
 	return c.restore()
 }
 
+// Keeping is how many patched processes carry monotonic time a rate gave
+// them (gainedAt).
+func (c *Clocks) Keeping() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, p := range c.patched {
+		if p.gained != 0 {
+			n++
+		}
+	}
+	return n
+}
+
 // Patched is how many processes have a patched vDSO now.
 func (c *Clocks) Patched() int {
 	c.mu.Lock()
