@@ -108,9 +108,9 @@ type lostLeader struct {
 //     cannot say which leadership they belong to and are not counted). More
 //     than 5 within 10 s is a storm: a Window, not a violation.
 //     elections_per_min is per minute of observed time.
-//   - A rejoin is the heal of a fault that touched only a minority of the
-//     nodes, the leader not among them, with no other fault in effect: the
-//     leader kept a majority throughout (rejoins). One that ended the
+//   - A rejoin is the heal of a fault, with no other fault in effect,
+//     while one node led with a majority naming it leader, to which the
+//     nodes the fault touched come back (rejoins). One that ended the
 //     leadership it came back to within 2 s, before another fault, is a
 //     disruption (a node returning with a higher term, where pre-vote
 //     would have kept it from raising it): a Window, not a violation.

@@ -15,12 +15,14 @@ import (
 // it, a leader has no other reason to go.
 const rejoinWindow = int64(2 * time.Second)
 
-// A rejoin is the heal of a fault that had cut off, stopped or skewed only
-// a minority of the nodes, the leader not among them, and no other fault
-// in effect: the leader kept a majority throughout, and nodes rejoin it.
+// A rejoin is the heal of a fault, with no other fault in effect, while
+// the node leading (the only one whose latest answer says it leads) had a
+// majority: that many nodes' latest answers, its own among them, named it
+// the leader (leader_id). The nodes the fault touched that did not (cut
+// off, stopped, silent) are the ones that return to it.
 type rejoin struct {
 	heal     int      // position of the heal
-	returned []string // the nodes the fault had touched
+	returned []string // the nodes the fault had touched that were not following the leader
 	leader   string
 	token    int64
 	claim    int // position of the leader's latest claim before the heal
@@ -30,6 +32,15 @@ type rejoin struct {
 type openFault struct {
 	f     string
 	nodes []string
+}
+
+// answer is a node's latest leader observation: whether it said it led,
+// with which token, and whom it named leader ("" for none, or silence).
+type answer struct {
+	leads  bool
+	token  int64
+	leader string
+	pos    int
 }
 
 // rejoins finds, in one pass over h, the rejoins whose outcome the history
@@ -42,7 +53,8 @@ type openFault struct {
 // injection. A rejoin is judged when either comes first: the leadership
 // ended, or the window passed (an event after it) with none; one cut
 // short by the next injection or by the end of the history is not
-// counted. A node's "leader" answers alone prove its belief here.
+// counted. Only "leader" events are read: a target whose nodes do not name
+// their leader shows no majority, and no rejoin.
 func rejoins(h []history.Event) (judged int, disruptions []Violation) {
 	cluster := map[string]bool{}
 	for i := range h {
@@ -50,28 +62,46 @@ func rejoins(h []history.Event) (judged int, disruptions []Violation) {
 			cluster[h[i].Node] = true
 		}
 	}
-	type lead struct {
-		leads bool
-		token int64
-		pos   int
-	}
 	var (
-		latest  = map[string]lead{} // each node's latest answered observation
+		latest  = map[string]answer{}
 		open    []openFault
 		pending *rejoin
 	)
-	// inForce is the one node whose latest answer says it leads, and no
-	// other node's says so; ok is false for none or several.
-	inForce := func() (node string, l lead, ok bool) {
-		for n, b := range latest {
-			if b.leads {
-				if ok {
-					return "", lead{}, false
+	// rejoinAt is the rejoin the heal at position i of fault f makes, or
+	// nil.
+	rejoinAt := func(i int, f openFault) *rejoin {
+		var leader string
+		for n, a := range latest {
+			if a.leads {
+				if leader != "" {
+					return nil // two claim it: no one leader to return to
 				}
-				node, l, ok = n, b, true
+				leader = n
 			}
 		}
-		return node, l, ok
+		if leader == "" {
+			return nil
+		}
+		following := 0
+		for _, a := range latest {
+			if a.leader == leader {
+				following++
+			}
+		}
+		if 2*following <= len(cluster) {
+			return nil
+		}
+		var returned []string
+		for _, n := range f.nodes {
+			if cluster[n] && latest[n].leader != leader {
+				returned = append(returned, n)
+			}
+		}
+		if len(returned) == 0 {
+			return nil
+		}
+		l := latest[leader]
+		return &rejoin{heal: i, returned: returned, leader: leader, token: l.token, claim: l.pos}
 	}
 	for i := range h {
 		e := &h[i]
@@ -91,17 +121,20 @@ func rejoins(h []history.Event) (judged int, disruptions []Violation) {
 				}
 				f := open[k]
 				open = slices.Delete(open, k, k+1)
-				node, l, ok := inForce()
-				minority := 2*len(f.nodes) < len(cluster) && !slices.ContainsFunc(f.nodes, func(n string) bool { return !cluster[n] })
-				if e.Error == "" && len(open) == 0 && minority && ok && !slices.Contains(f.nodes, node) {
-					pending = &rejoin{heal: i, returned: f.nodes, leader: node, token: l.token, claim: l.pos}
+				if e.Error == "" && len(open) == 0 {
+					pending = rejoinAt(i, f)
 				}
 			}
 		case history.Leader:
 			if e.Error != "" {
+				latest[e.Node] = answer{pos: i} // silence names no leader
 				continue
 			}
-			latest[e.Node] = lead{leads: e.IsLeader, token: e.Token, pos: i}
+			leader := e.LeaderID
+			if e.IsLeader {
+				leader = e.Node
+			}
+			latest[e.Node] = answer{leads: e.IsLeader, token: e.Token, leader: leader, pos: i}
 			if pending == nil {
 				continue
 			}
@@ -133,12 +166,16 @@ func describeRejoin(h []history.Event, p *rejoin, end int) Violation {
 			how = fmt.Sprintf("%s claimed token %d", e.Node, e.Token)
 		}
 	}
+	were := "was"
+	if len(p.returned) > 1 {
+		were = "were"
+	}
 	return Violation{
 		Kind:   "rejoin-disruption",
 		Time:   heal.Time,
 		Events: sortedUnique([]int64{h[p.claim].Index, heal.Index, e.Index}),
 		Nodes:  append([]string{p.leader}, p.returned...),
-		Message: fmt.Sprintf("%s led with a majority while %s was out (%s); %s came back at %s (event %d) and the leadership ended %s later: %s (event %d)",
-			leader, joinAnd(p.returned), heal.F, joinAnd(p.returned), secs(heal.Time), heal.Index, secs(e.Time-heal.Time), how, e.Index),
+		Message: fmt.Sprintf("%s led with a majority while %s %s out (%s); %s came back at %s (event %d) and the leadership ended %s later: %s (event %d)",
+			leader, joinAnd(p.returned), were, heal.F, joinAnd(p.returned), secs(heal.Time), heal.Index, secs(e.Time-heal.Time), how, e.Index),
 	}
 }
