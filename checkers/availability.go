@@ -111,7 +111,7 @@ type lostLeader struct {
 //   - A rejoin is the heal of a fault, with no other fault in effect,
 //     while one node led with a majority naming it leader, to which the
 //     nodes the fault touched come back (rejoins). One that ended the
-//     leadership it came back to within 2 s, before another fault, is a
+//     leadership it came back to within 3 s, before another fault, is a
 //     disruption (a node returning with a higher term, where pre-vote
 //     would have kept it from raising it): a Window, not a violation.
 //   - Write availability is the share of completed writes that were ok.

@@ -10,10 +10,12 @@ import (
 
 // rejoinWindow is how soon after nodes come back a leadership must be seen
 // to end for their return to be what ended it: a node that returns with a
-// higher term deposes the leader at its first exchange, and the observer
-// sees it at its next look; with no fault in effect and a majority behind
-// it, a leader has no other reason to go.
-const rejoinWindow = int64(2 * time.Second)
+// higher term deposes the leader at its first exchange, once their
+// connection is made again (1.0-1.6 s after the heal for etcd without
+// pre-vote, docs/figures.md), and the observer sees it at its next look;
+// with no fault in effect and a majority behind it, a leader has no other
+// reason to go.
+const rejoinWindow = int64(3 * time.Second)
 
 // A rejoin is the heal of a fault, with no other fault in effect, while
 // the node leading (the only one whose latest answer says it leads) had a
