@@ -127,6 +127,23 @@ func startClockedReader(t *testing.T, d *Docker, images map[string]string, kind,
 	return r
 }
 
+// eachClockedReader runs test on a clockedReader of each kind, in
+// parallel, each on a network named from prefix.
+func eachClockedReader(t *testing.T, prefix string, test func(*testing.T, *Docker, clockedReader)) {
+	if testing.Short() {
+		t.Skip("starts containers")
+	}
+	t.Parallel()
+	d := testDocker(t)
+	images := readerImages(t, d)
+	for _, rd := range readers {
+		t.Run(rd.kind, func(t *testing.T) {
+			t.Parallel()
+			test(t, d, startClockedReader(t, d, images, rd.kind, prefix))
+		})
+	}
+}
+
 // awaitSidecar waits until the sidecar answers, at the node's address.
 func (r *clockedReader) awaitSidecar(t *testing.T) {
 	t.Helper()
@@ -204,64 +221,54 @@ func checkWall(t *testing.T, what string, rs []reading, want func(at time.Time) 
 // nanoTime, with no change to any of them, see a clock sidecar's jump, and
 // true time again once healed, their vDSOs restored, and after a restart.
 func TestVdsoclockReachesEveryProcess(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts containers")
-	}
-	t.Parallel()
-	d := testDocker(t)
-	images := readerImages(t, d)
-	for _, rd := range readers {
-		t.Run(rd.kind, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			r := startClockedReader(t, d, images, rd.kind, "test-vdsoclock-")
+	eachClockedReader(t, "test-vdsoclock-", func(t *testing.T, d *Docker, r clockedReader) {
+		ctx := context.Background()
 
-			jumped := r.set(t, contract.Skew{Offset: time.Hour})
-			checkWall(t, "jumped 1h", awaitReadings(t, d, r.id, jumped, 10, 10*time.Second), func(time.Time) time.Duration { return time.Hour })
-			if rd.kind != "go" { // a Debian image, with bash
-				// A process started during the fault is patched at the
-				// sidecar's next look (within 100 ms): bash, whose
-				// $EPOCHREALTIME is glibc's gettimeofday.
-				code, out, err := d.Exec(ctx, r.id, []string{"bash", "-c", "sleep 0.5; echo $EPOCHREALTIME"})
-				if err != nil || code != 0 {
-					t.Fatalf("exec: %d %v: %s", code, err, out)
-				}
-				secs, err := strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
-				if err != nil {
-					t.Fatalf("bash printed %q", out)
-				}
-				if got := time.Duration(secs*1e9) - time.Duration(time.Now().UnixNano()); got < time.Hour-time.Second || got > time.Hour+clockTol {
-					t.Errorf("a process started during a jump of 1h is %s off true time", got)
-				}
+		jumped := r.set(t, contract.Skew{Offset: time.Hour})
+		checkWall(t, "jumped 1h", awaitReadings(t, d, r.id, jumped, 10, 10*time.Second), func(time.Time) time.Duration { return time.Hour })
+		if r.kind != "go" { // a Debian image, with bash
+			// A process started during the fault is patched at the
+			// sidecar's next look (within 100 ms): bash, whose
+			// $EPOCHREALTIME is glibc's gettimeofday.
+			code, out, err := d.Exec(ctx, r.id, []string{"bash", "-c", "sleep 0.5; echo $EPOCHREALTIME"})
+			if err != nil || code != 0 {
+				t.Fatalf("exec: %d %v: %s", code, err, out)
 			}
+			secs, err := strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
+			if err != nil {
+				t.Fatalf("bash printed %q", out)
+			}
+			if got := time.Duration(secs*1e9) - time.Duration(time.Now().UnixNano()); got < time.Hour-time.Second || got > time.Hour+clockTol {
+				t.Errorf("a process started during a jump of 1h is %s off true time", got)
+			}
+		}
 
-			healed := r.set(t, contract.Skew{})
-			rs := awaitReadings(t, d, r.id, healed, 10, 10*time.Second)
-			checkWall(t, "healed", rs, func(time.Time) time.Duration { return 0 })
-			if got := rate(rs); got < 0.8 || got > 1.2 {
-				t.Errorf("healed, the monotonic clock ran at %.2fx", got)
+		healed := r.set(t, contract.Skew{})
+		rs := awaitReadings(t, d, r.id, healed, 10, 10*time.Second)
+		checkWall(t, "healed", rs, func(time.Time) time.Duration { return 0 })
+		if got := rate(rs); got < 0.8 || got > 1.2 {
+			t.Errorf("healed, the monotonic clock ran at %.2fx", got)
+		}
+		// A jump gave the monotonic clocks nothing to keep: every
+		// vDSO is restored.
+		for deadline := time.Now().Add(5 * time.Second); r.state(t).Patched > 0; time.Sleep(100 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("healed 5 s ago, %d processes still have a patched vDSO", r.state(t).Patched)
 			}
-			// A jump gave the monotonic clocks nothing to keep: every
-			// vDSO is restored.
-			for deadline := time.Now().Add(5 * time.Second); r.state(t).Patched > 0; time.Sleep(100 * time.Millisecond) {
-				if time.Now().After(deadline) {
-					t.Fatalf("healed 5 s ago, %d processes still have a patched vDSO", r.state(t).Patched)
-				}
-			}
+		}
 
-			// A restart during a jump: the sidecar ends with the node's
-			// PID namespace, the new processes have the kernel's vDSO.
-			r.set(t, contract.Skew{Offset: time.Hour})
-			if err := d.Kill(ctx, r.id); err != nil {
-				t.Fatal(err)
-			}
-			restarted := time.Now()
-			if err := d.Restart(ctx, r.id); err != nil {
-				t.Fatal(err)
-			}
-			checkWall(t, "restarted", awaitReadings(t, d, r.id, restarted, 10, 20*time.Second), func(time.Time) time.Duration { return 0 })
-		})
-	}
+		// A restart during a jump: the sidecar ends with the node's
+		// PID namespace, the new processes have the kernel's vDSO.
+		r.set(t, contract.Skew{Offset: time.Hour})
+		if err := d.Kill(ctx, r.id); err != nil {
+			t.Fatal(err)
+		}
+		restarted := time.Now()
+		if err := d.Restart(ctx, r.id); err != nil {
+			t.Fatal(err)
+		}
+		checkWall(t, "restarted", awaitReadings(t, d, r.id, restarted, 10, 20*time.Second), func(time.Time) time.Duration { return 0 })
+	})
 }
 
 // The timeline of a process's monotonic clock through a rate: at 3x it
@@ -272,104 +279,94 @@ func TestVdsoclockReachesEveryProcess(t *testing.T) {
 // and the JVM readers print it whole, so against this host's: a container
 // has no clock of its own).
 func TestVdsoclockRateHealKeepsMonotonic(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts containers")
-	}
-	t.Parallel()
-	d := testDocker(t)
-	images := readerImages(t, d)
-	for _, rd := range readers {
-		t.Run(rd.kind, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			r := startClockedReader(t, d, images, rd.kind, "test-vdsoclock-heal-")
-			// ahead is how far the monotonic clock read ahead of true time at
-			// x, give or take a constant: its reading less the true time.
-			ahead := func(x reading) time.Duration { return time.Duration(x.mono - x.at.UnixNano()) }
-			before := awaitReadings(t, d, r.id, time.Now(), 5, 10*time.Second)
-			base := ahead(before[len(before)-1])
+	eachClockedReader(t, "test-vdsoclock-heal-", func(t *testing.T, d *Docker, r clockedReader) {
+		ctx := context.Background()
+		// ahead is how far the monotonic clock read ahead of true time at
+		// x, give or take a constant: its reading less the true time.
+		ahead := func(x reading) time.Duration { return time.Duration(x.mono - x.at.UnixNano()) }
+		before := awaitReadings(t, d, r.id, time.Now(), 5, 10*time.Second)
+		base := ahead(before[len(before)-1])
 
-			since := time.Now()
-			fast := r.set(t, contract.Skew{Rate: 3, Since: since.UnixNano()})
-			rs := awaitReadings(t, d, r.id, fast, 30, 10*time.Second)
-			checkWall(t, "at 3x", rs, func(at time.Time) time.Duration { return 2 * at.Sub(since) })
-			if got := rate(rs); got < 2.7 || got > 3.3 {
-				t.Errorf("at 3x the monotonic clock ran at %.2fx over %s", got, rs[len(rs)-1].at.Sub(rs[0].at))
-			}
+		since := time.Now()
+		fast := r.set(t, contract.Skew{Rate: 3, Since: since.UnixNano()})
+		rs := awaitReadings(t, d, r.id, fast, 30, 10*time.Second)
+		checkWall(t, "at 3x", rs, func(at time.Time) time.Duration { return 2 * at.Sub(since) })
+		if got := rate(rs); got < 2.7 || got > 3.3 {
+			t.Errorf("at 3x the monotonic clock ran at %.2fx over %s", got, rs[len(rs)-1].at.Sub(rs[0].at))
+		}
 
-			healed := r.set(t, contract.Skew{})
-			gained := 2 * healed.Sub(since) // at most: the heal took effect before healed
-			after := awaitReadings(t, d, r.id, healed, 50, 10*time.Second)
-			checkWall(t, "healed", after, func(time.Time) time.Duration { return 0 })
-			if got := rate(after); got < 0.9 || got > 1.1 {
-				t.Errorf("healed, the monotonic clock ran at %.2fx over %s", got, after[len(after)-1].at.Sub(after[0].at))
+		healed := r.set(t, contract.Skew{})
+		gained := 2 * healed.Sub(since) // at most: the heal took effect before healed
+		after := awaitReadings(t, d, r.id, healed, 50, 10*time.Second)
+		checkWall(t, "healed", after, func(time.Time) time.Duration { return 0 })
+		if got := rate(after); got < 0.9 || got > 1.1 {
+			t.Errorf("healed, the monotonic clock ran at %.2fx over %s", got, after[len(after)-1].at.Sub(after[0].at))
+		}
+		// Every line from before the rate to a second after the heal:
+		// the monotonic clock never went back, and after the heal it
+		// is as far ahead as at the heal, at every reading.
+		all := readingsSince(t, d, r.id, before[0].at)
+		for i := 1; i < len(all); i++ {
+			if all[i].mono < all[i-1].mono {
+				t.Fatalf("the monotonic clock went back by %s at %s (healed at %s)", time.Duration(all[i-1].mono-all[i].mono), all[i].at.Format(time.StampMilli), healed.Format(time.StampMilli))
 			}
-			// Every line from before the rate to a second after the heal:
-			// the monotonic clock never went back, and after the heal it
-			// is as far ahead as at the heal, at every reading.
-			all := readingsSince(t, d, r.id, before[0].at)
-			for i := 1; i < len(all); i++ {
-				if all[i].mono < all[i-1].mono {
-					t.Fatalf("the monotonic clock went back by %s at %s (healed at %s)", time.Duration(all[i-1].mono-all[i].mono), all[i].at.Format(time.StampMilli), healed.Format(time.StampMilli))
-				}
+		}
+		var last reading // the last one at 3x
+		for _, x := range all {
+			if x.at.Before(healed.Add(-clockTol)) {
+				last = x
 			}
-			var last reading // the last one at 3x
-			for _, x := range all {
-				if x.at.Before(healed.Add(-clockTol)) {
-					last = x
-				}
+		}
+		atHeal := ahead(last) - base
+		if atHeal < gained-2*(healed.Sub(last.at)+clockTol) || atHeal > gained+clockTol {
+			t.Fatalf("at the heal the monotonic clock was %s ahead, want about %s", atHeal, gained)
+		}
+		for _, x := range after {
+			if got := ahead(x) - base; got < atHeal-clockTol || got > gained+clockTol {
+				t.Fatalf("healed, at %s the monotonic clock is %s ahead, want what it gained, %s to %s", x.at.Format(time.StampMilli), got, atHeal, gained)
 			}
-			atHeal := ahead(last) - base
-			if atHeal < gained-2*(healed.Sub(last.at)+clockTol) || atHeal > gained+clockTol {
-				t.Fatalf("at the heal the monotonic clock was %s ahead, want about %s", atHeal, gained)
-			}
-			for _, x := range after {
-				if got := ahead(x) - base; got < atHeal-clockTol || got > gained+clockTol {
-					t.Fatalf("healed, at %s the monotonic clock is %s ahead, want what it gained, %s to %s", x.at.Format(time.StampMilli), got, atHeal, gained)
-				}
-			}
-			// Well past the sidecar's settle, the process keeps its patch.
-			time.Sleep(2 * time.Second)
-			if st := r.state(t); st.Patched == 0 {
-				t.Fatal("2 s after the heal no process holds the patch: the gained monotonic time is gone")
-			}
-			later := awaitReadings(t, d, r.id, time.Now(), 5, 10*time.Second)
-			if got := ahead(later[len(later)-1]) - base; got < atHeal-clockTol || got > gained+clockTol {
-				t.Fatalf("2 s after the heal the monotonic clock is %s ahead, want %s to %s", got, atHeal, gained)
-			}
-			t.Logf("at 3x for %s (a gain of %s); 2 s after the heal, %s ahead", healed.Sub(since).Round(time.Millisecond), gained.Round(time.Millisecond), (ahead(later[len(later)-1]) - base).Round(time.Millisecond))
+		}
+		// Well past the sidecar's settle, the process keeps its patch.
+		time.Sleep(2 * time.Second)
+		if st := r.state(t); st.Patched == 0 {
+			t.Fatal("2 s after the heal no process holds the patch: the gained monotonic time is gone")
+		}
+		later := awaitReadings(t, d, r.id, time.Now(), 5, 10*time.Second)
+		if got := ahead(later[len(later)-1]) - base; got < atHeal-clockTol || got > gained+clockTol {
+			t.Fatalf("2 s after the heal the monotonic clock is %s ahead, want %s to %s", got, atHeal, gained)
+		}
+		t.Logf("at 3x for %s (a gain of %s); 2 s after the heal, %s ahead", healed.Sub(since).Round(time.Millisecond), gained.Round(time.Millisecond), (ahead(later[len(later)-1]) - base).Round(time.Millisecond))
 
-			// A restart, its sidecar restarted with it as a run does: new
-			// processes, at true time.
-			if err := d.Kill(ctx, r.id); err != nil {
-				t.Fatal(err)
+		// A restart, its sidecar restarted with it as a run does: new
+		// processes, at true time.
+		if err := d.Kill(ctx, r.id); err != nil {
+			t.Fatal(err)
+		}
+		restarted := time.Now()
+		if err := d.Restart(ctx, r.id); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.RestartContainer(ctx, r.sidecar); err != nil {
+			t.Fatal(err)
+		}
+		r.awaitSidecar(t)
+		rs = awaitReadings(t, d, r.id, restarted, 10, 20*time.Second)
+		if st := r.state(t); st.Patched != 0 {
+			t.Errorf("restarted, %d processes hold a patch", st.Patched)
+		}
+		if r.kind == "go" {
+			return // its time.Since counts from its own start
+		}
+		var rt, mono unix.Timespec
+		_ = unix.ClockGettime(unix.CLOCK_REALTIME, &rt)
+		_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &mono)
+		host := time.Duration(mono.Nano() - rt.Nano()) // the kernel's monotonic less realtime
+		for _, x := range rs {
+			if got := ahead(x) - host; got < -clockTol || got > clockTol {
+				t.Fatalf("restarted, at %s the monotonic clock is %s off the kernel's", x.at.Format(time.StampMilli), got)
 			}
-			restarted := time.Now()
-			if err := d.Restart(ctx, r.id); err != nil {
-				t.Fatal(err)
-			}
-			if err := d.RestartContainer(ctx, r.sidecar); err != nil {
-				t.Fatal(err)
-			}
-			r.awaitSidecar(t)
-			rs = awaitReadings(t, d, r.id, restarted, 10, 20*time.Second)
-			if st := r.state(t); st.Patched != 0 {
-				t.Errorf("restarted, %d processes hold a patch", st.Patched)
-			}
-			if rd.kind == "go" {
-				return // its time.Since counts from its own start
-			}
-			var rt, mono unix.Timespec
-			_ = unix.ClockGettime(unix.CLOCK_REALTIME, &rt)
-			_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &mono)
-			host := time.Duration(mono.Nano() - rt.Nano()) // the kernel's monotonic less realtime
-			for _, x := range rs {
-				if got := ahead(x) - host; got < -clockTol || got > clockTol {
-					t.Fatalf("restarted, at %s the monotonic clock is %s off the kernel's", x.at.Format(time.StampMilli), got)
-				}
-			}
-		})
-	}
+		}
+	})
 }
 
 // A clock sidecar that may not ptrace (here a seccomp profile refuses the
