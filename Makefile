@@ -53,9 +53,9 @@ orphans: build
 
 # Unit tests and the integration tests, which start real containers.
 # Three of a package's parallel tests at once (go test's default is one per
-# core): most of a real-system test is waiting on the system's timers, and
-# the harness package's runs took 11 min two at a time, 7 min three at a
-# time, with no test failing.
+# core): most of a test that starts a cluster is waiting on its timers.
+# Such tests are parallel unless they time a bound of the target's or set
+# the environment (docs/figures.md has the times).
 test: vet deps orphans images
 	$(GO) test -race -count=1 -timeout 15m -parallel 3 ./...
 

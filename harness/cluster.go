@@ -62,6 +62,8 @@ type cluster struct {
 	// clock sidecar's container id.
 	clockSidecars map[string]string
 	grudge        nemesis.Grudge // the partition in effect
+	impaired      nemesis.Grudge // the links a packet fault impairs (impair.go)
+	impairment    nemesis.Impairment
 	resourceURL   string
 	started       []started // every container's start, in the order they ended
 }
@@ -226,13 +228,13 @@ func (c *cluster) Restart(ctx context.Context, name string) error {
 		}
 	}
 	c.mu.RLock()
-	g := c.grudge
+	inEffect := len(c.grudge) > 0 || len(c.impaired) > 0
 	c.mu.RUnlock()
-	if len(g) == 0 {
+	if !inEffect {
 		return nil
 	}
 	// The address may have changed: every node's rules are rewritten.
-	return c.Partition(ctx, g)
+	return c.filter(ctx)
 }
 
 func (c *cluster) Pause(ctx context.Context, name string) error {
@@ -284,45 +286,37 @@ func (c *cluster) SetClock(ctx context.Context, node string, s contract.Skew) er
 func (c *cluster) Partition(ctx context.Context, g nemesis.Grudge) error {
 	c.mu.Lock()
 	c.grudge = g
-	ips := maps.Clone(c.ips)
 	c.mu.Unlock()
-	unfiltered := func(names []string) (out []string) {
-		for _, n := range names {
-			if _, ok := c.sidecars[n]; !ok {
-				out = append(out, n)
-			}
-		}
-		return out
-	}
+	return c.filter(ctx)
+}
+
+// filter gives every node, through its sidecar and all at once, the
+// rules of the partition and of the impairment in effect.
+func (c *cluster) filter(ctx context.Context) error {
+	c.mu.RLock()
+	g, links, how := c.grudge, c.impaired, c.impairment
+	ips := maps.Clone(c.ips)
+	c.mu.RUnlock()
 	if len(c.sidecars) == 0 {
-		if len(g) == 0 {
+		if len(g) == 0 && len(links) == 0 {
 			return nil
 		}
-		return errors.New("no packet-filter sidecars: the run was started without partition faults")
-	}
-	// addrs are the addresses of names, but self's.
-	addrs := func(names []string, self netip.Addr) ([]netip.Addr, error) {
-		out := make([]netip.Addr, 0, len(names))
-		for _, n := range names {
-			ip, ok := ips[n]
-			if !ok {
-				return nil, fmt.Errorf("no address for %s", n)
-			}
-			if ip != self {
-				out = append(out, ip)
-			}
-		}
-		return out, nil
+		return errors.New("no packet-filter sidecars: the run was started without partition or packet faults")
 	}
 	return parallel.Each(c.nodes, func(node string) error {
-		drops, self := g[node], ips[node]
+		self := ips[node]
+		addrs := func(names []string) ([]netip.Addr, error) { return c.addrs(ips, names, self) }
+		drops := g[node]
 		var r netfilter.Rules
 		var err error
-		if r.Drop, err = addrs(drops.All, self); err == nil {
-			r.DropInitiated, err = addrs(drops.Initiated, self)
+		if r.Drop, err = addrs(drops.All); err == nil {
+			r.DropInitiated, err = addrs(drops.Initiated)
 		}
 		if err == nil {
-			r.DropTo, err = addrs(unfiltered(drops.All), self)
+			r.DropTo, err = addrs(c.unfiltered(drops.All))
+		}
+		if err == nil {
+			r.Impair, err = c.impairOf(links[node].All, how, addrs)
 		}
 		if err == nil {
 			err = c.applyRules(ctx, ips[node], r)
@@ -332,6 +326,34 @@ func (c *cluster) Partition(ctx context.Context, g nemesis.Grudge) error {
 		}
 		return nil
 	})
+}
+
+// unfiltered are those of names with no packet filter of their own (a
+// service member, the resource): a node drops or impairs its own
+// packets to them too.
+func (c *cluster) unfiltered(names []string) (out []string) {
+	for _, n := range names {
+		if _, ok := c.sidecars[n]; !ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// addrs are the addresses of names in ips, but self's: a host is never
+// cut from itself (a member beside a node has the node's address).
+func (c *cluster) addrs(ips map[string]netip.Addr, names []string, self netip.Addr) ([]netip.Addr, error) {
+	out := make([]netip.Addr, 0, len(names))
+	for _, n := range names {
+		ip, ok := ips[n]
+		if !ok {
+			return nil, fmt.Errorf("no address for %s", n)
+		}
+		if ip != self {
+			out = append(out, ip)
+		}
+	}
+	return out, nil
 }
 
 // applyRules replaces one node's rules through the sidecar in its network

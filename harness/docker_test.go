@@ -2,8 +2,12 @@ package harness
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
 )
 
 // A network still joined by a container that is on its way out is
@@ -21,7 +25,7 @@ func TestRemoveWaitsForAnEndpointToGo(t *testing.T) {
 	// things finds the network still joined.
 	leaving := runID + "-leaving"
 	t.Cleanup(func() { d.Remove(context.Background(), LabelRun+"="+leaving) })
-	startResource(t, d, leaving, nw)
+	startResource(t, d, leaving, nw, "resource")
 	const goesAfter = time.Second
 	gone := make(chan error, 1)
 	go func() {
@@ -39,5 +43,28 @@ func TestRemoveWaitsForAnEndpointToGo(t *testing.T) {
 	}
 	if err := <-gone; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A freeze that meets the engine's stale record of the freeze before (a
+// conflict that says so) is tried again until it passes; any other
+// conflict (a container that is not running) is the answer at once.
+func TestPauseStateSettles(t *testing.T) {
+	stale := fmt.Errorf("Container n2 is already paused: %w", cerrdefs.ErrConflict)
+	calls := 0
+	err := retryTransient(context.Background(), func() error {
+		if calls++; calls < 3 {
+			return stale
+		}
+		return nil
+	}, "is already paused")
+	if err != nil || calls != 3 {
+		t.Errorf("after %d calls: %v, want success on the third", calls, err)
+	}
+	stopped := fmt.Errorf("Container n2 is not running: %w", cerrdefs.ErrConflict)
+	calls = 0
+	err = retryTransient(context.Background(), func() error { calls++; return stopped })
+	if !errors.Is(err, stopped) || calls != 1 {
+		t.Errorf("after %d calls: %v, want the conflict at once", calls, err)
 	}
 }

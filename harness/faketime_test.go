@@ -214,6 +214,7 @@ func monotonic(t *testing.T) time.Duration {
 // their wall clocks jump each way, strobe and run fast, and show each
 // skew; each is still alive after every fault and every heal.
 func TestFaketimeKinds(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts containers")
 	}

@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -86,6 +89,21 @@ func reaches(t *testing.T, c *cluster, node, addr string) bool {
 	return ans.Reachable
 }
 
+// sidecarRules are the rules node's sidecar reads back from the kernel.
+func sidecarRules(t *testing.T, c *cluster, node string) netfilter.Rules {
+	t.Helper()
+	resp, err := http.Get(fmt.Sprintf("http://%s:%d/rules", c.ips[node], netfilter.Port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r netfilter.Rules
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 // answers says whether node's API answers the controller.
 func answers(c *cluster, node, path string) bool { return answered(c.NodeURL(node) + path) }
 
@@ -122,6 +140,7 @@ func waitLeader(t *testing.T, c *cluster) string {
 }
 
 func TestFaultsTakeEffect(t *testing.T) {
+	t.Parallel()
 	c := startTestCluster(t, "")
 	ctx := context.Background()
 	port := c.port
@@ -210,6 +229,51 @@ func TestFaultsTakeEffect(t *testing.T) {
 		}
 		if got.Value != "before" {
 			t.Errorf("the resource holds %q, want %q: the write sent during the cut arrived", got.Value, "before")
+		}
+	})
+
+	// A packet fault on n1's links: each end of a link between nodes
+	// impairs what arrives, n1 also what it sends the resource; a delay
+	// past the probe's timeout stalls a connection either way, and a
+	// heal or a restart leaves nothing behind that the fault did not ask.
+	t.Run("a packet fault reaches each end of its node's links", func(t *testing.T) {
+		rules := func(node string) netfilter.Rules { return sidecarRules(t, c, node) }
+		delay := nemesis.Impairment{Delay: 400 * time.Millisecond}
+		if err := c.Impair(ctx, nemesis.LinksOf(c, []string{"n1"}), delay); err != nil {
+			t.Fatal(err)
+		}
+		n1 := rules("n1").Impair
+		if !slices.Equal(n1.From, []netip.Addr{c.ips["resource"], c.ips["n2"], c.ips["n3"]}) || !slices.Equal(n1.To, []netip.Addr{c.ips["resource"]}) || n1.Delay != delay.Delay {
+			t.Errorf("n1 impairs %+v", n1)
+		}
+		if n2 := rules("n2").Impair; !slices.Equal(n2.From, []netip.Addr{c.ips["n1"]}) || len(n2.To) != 0 {
+			t.Errorf("n2 impairs %+v, want what n1 sends it", n2)
+		}
+		if reachable(t, c, "n1", "n2", port) || reachable(t, c, "n2", "n1", port) || reachable(t, c, "n1", "resource", resourcePort) {
+			t.Error("a connection on n1's links opened within the probe's 300 ms")
+		}
+		if !reachable(t, c, "n2", "n3", port) {
+			t.Error("n2 no longer reaches n3 at once")
+		}
+		if err := c.Kill(ctx, "n1"); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Restart(ctx, "n1"); err != nil {
+			t.Fatal(err)
+		}
+		if got := rules("n1").Impair; got.Delay != delay.Delay || len(got.From) != 3 {
+			t.Errorf("restarted n1 impairs %+v", got)
+		}
+		if err := c.Impair(ctx, nil, nemesis.Impairment{}); err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range nodes {
+			if r := rules(n); !r.Empty() {
+				t.Errorf("healed %s keeps %s", n, r)
+			}
+		}
+		if !reachable(t, c, "n1", "n2", port) {
+			t.Error("healed n1 does not reach n2")
 		}
 	})
 
@@ -304,6 +368,7 @@ func TestFaultsTakeEffect(t *testing.T) {
 // a member beside another node goes on; a service fault still hits the
 // member alone.
 func TestMemberBesideNodeSharesItsFate(t *testing.T) {
+	t.Parallel()
 	c := startTestCluster(t, "testdata/beside")
 	ctx := context.Background()
 	nodes := c.Nodes()
@@ -323,6 +388,19 @@ func TestMemberBesideNodeSharesItsFate(t *testing.T) {
 		}
 		if !reaches(t, c, "n3", store("store1")) || !reaches(t, c, "n3", store("store2")) {
 			t.Error("n3 does not reach the stores by name")
+		}
+	})
+
+	// Its host's sidecar impairs what arrives for the member: the node
+	// whose links are impaired must not impair what it sends there too.
+	t.Run("a packet fault impairs a link to a member beside another node once", func(t *testing.T) {
+		if err := c.Impair(ctx, nemesis.LinksOf(c, []string{"n1"}), nemesis.Impairment{LossPercent: 10}); err != nil {
+			t.Fatal(err)
+		}
+		defer c.Impair(ctx, nil, nemesis.Impairment{})
+		n1, n2 := sidecarRules(t, c, "n1").Impair, sidecarRules(t, c, "n2").Impair
+		if slices.Contains(n1.To, c.ips["n2"]) || !slices.Contains(n1.From, c.ips["n2"]) || !slices.Contains(n2.From, c.ips["n1"]) {
+			t.Errorf("n1 impairs %+v, n2 %+v: want each what arrives from the other, once", n1, n2)
 		}
 	})
 
@@ -437,28 +515,15 @@ func TestSameSeedSameSchedule(t *testing.T) {
 // NET_ADMIN, in the namespace of a throwaway container. It checks that what
 // Apply writes the kernel accepts, and that Current reads it back.
 func TestPacketFilterInItsNamespace(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts containers")
 	}
 	ctx := context.Background()
 	d := testDocker(t)
-	dir := t.TempDir()
-	build := exec.CommandContext(ctx, "go", "test", "-c", "-o", filepath.Join(dir, "netfilter.test"), "../nemesis/netfilter")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go test -c: %v\n%s", err, out)
-	}
-	dockerfile := "FROM scratch\nCOPY netfilter.test /test\nENV SPLITBRAIN_NETFILTER_NETNS=1\n" +
-		`ENTRYPOINT ["/test", "-test.run", "^TestInNamespace$", "-test.v"]` + "\n"
-	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(dockerfile), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	const image = "splitbrain/test-netfilter:latest"
-	if err := d.BuildDockerfileImage(ctx, image, dir, "Dockerfile"); err != nil {
-		t.Fatal(err)
-	}
+	image := netfilterTestImage(t, d, "netfilter", "TestInNamespace", map[string]string{"SPLITBRAIN_NETFILTER_NETNS": "1"})
 	runID, nw := throwawayNetwork(t, d, "test-netfilter")
-	holder := startResource(t, d, runID, nw)
+	holder := startResource(t, d, runID, nw, "resource")
 	id, err := d.StartSidecar(ctx, runID, "netfilter-test", holder.ID, image)
 	if err != nil {
 		t.Fatal(err)
@@ -470,15 +535,44 @@ func TestPacketFilterInItsNamespace(t *testing.T) {
 	}
 }
 
-// startResource starts a resource on network nw under runID: a small
+// netfilterTestImage builds an image whose program is the packet
+// filter's test binary running test (one or more, a -test.run pattern),
+// tagged splitbrain/test-name,
+// with env: the filter's own tests that must run in a throwaway
+// namespace.
+func netfilterTestImage(t *testing.T, d *Docker, name, test string, env map[string]string) string {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	build := exec.CommandContext(ctx, "go", "test", "-c", "-o", filepath.Join(dir, "netfilter.test"), "../nemesis/netfilter")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go test -c: %v\n%s", err, out)
+	}
+	dockerfile := "FROM scratch\nCOPY netfilter.test /test\n"
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		dockerfile += "ENV " + k + "=" + env[k] + "\n"
+	}
+	dockerfile += fmt.Sprintf(`ENTRYPOINT ["/test", "-test.run", "^(%s)$", "-test.v"]`, test) + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(dockerfile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	image := "splitbrain/test-" + name + ":latest"
+	if err := d.BuildDockerfileImage(ctx, image, dir, "Dockerfile"); err != nil {
+		t.Fatal(err)
+	}
+	return image
+}
+
+// startResource starts a resource called name on network nw under runID: a small
 // container of ours, to hold a network namespace or an endpoint.
-func startResource(t *testing.T, d *Docker, runID, nw string) Container {
+func startResource(t *testing.T, d *Docker, runID, nw, name string) Container {
 	t.Helper()
 	ctx := context.Background()
 	if err := d.BuildGoImage(ctx, resourceImage, "..", resourceMain); err != nil {
 		t.Fatal(err)
 	}
-	ctr, err := d.Start(ctx, ContainerSpec{RunID: runID, Name: "resource", Image: resourceImage, Network: nw,
+	ctr, err := d.Start(ctx, ContainerSpec{RunID: runID, Name: name, Image: resourceImage, Network: nw,
 		Env: map[string]string{"SPLITBRAIN_RESOURCE_MODE": "strict", "SPLITBRAIN_RESOURCE_ADDR": fmt.Sprintf(":%d", resourcePort),
 			"SPLITBRAIN_RESOURCE_LOG": "/dev/null"}})
 	if err != nil {

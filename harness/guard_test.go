@@ -86,6 +86,7 @@ func killByHand(ctx context.Context, cli *client.Client, id string) error {
 // results.json and on the report's first line), its history whole and
 // analyzable, and nothing of it left on the host.
 func TestBrokenEnvironmentFailsTheRun(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name, container string
 		nemesis         []string
@@ -149,6 +150,7 @@ func TestBrokenEnvironmentFailsTheRun(t *testing.T) {
 // failure, with the history written until then whole. The disk is a
 // tmpfs too small for the run, which takes root to mount.
 func TestFullDiskFailsTheRun(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t)
 	if os.Geteuid() != 0 {
 		t.Skip("mounting a small tmpfs takes root")

@@ -63,6 +63,9 @@ func (u *Run) Up(ctx context.Context, dir string) error {
 	if err := u.r.buildImages(ctx); err != nil {
 		return err
 	}
+	if err := u.r.probePackets(ctx); err != nil {
+		return err
+	}
 	return u.r.startCluster(ctx)
 }
 
@@ -152,9 +155,10 @@ const (
 	vdsoclockMain  = "./nemesis/vdsoclock/cmd/vdsoclock"
 )
 
-// partitions says whether the plan needs packet-filter sidecars.
+// partitions says whether the plan needs packet-filter sidecars: to
+// partition, or to impair packets.
 func (r *run) partitions() bool {
-	return slices.ContainsFunc(r.faults, func(f nemesis.Fault) bool { return f.Kind == nemesis.Partition })
+	return slices.ContainsFunc(r.faults, func(f nemesis.Fault) bool { return f.Kind == nemesis.Partition || f.Kind == nemesis.Packet })
 }
 
 func (r *run) buildImages(ctx context.Context) error {

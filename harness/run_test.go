@@ -37,6 +37,7 @@ func testConfig(t *testing.T) harness.Config {
 }
 
 func TestRaftUnderFaultsIsValid(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t)
 	// A relative results folder, as the CLI's default is: Docker needs
 	// absolute paths to mount, the harness must make them so.
@@ -89,6 +90,7 @@ func TestRaftUnderFaultsIsValid(t *testing.T) {
 }
 
 func TestUnfencedResourceRunsAndReports(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t)
 	cfg.Resource = contract.Unfenced
 	out, err := record.Run(harnesstest.Context(t), cfg)
@@ -109,6 +111,7 @@ func TestUnfencedResourceRunsAndReports(t *testing.T) {
 // words, and leaves nothing behind: a real server (redis-server refusing
 // its configuration) as much as one of ours.
 func TestContainerThatNeverBecomesReady(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		dir   string
 		want  []string
@@ -164,6 +167,7 @@ func TestImageThatFailsToBuild(t *testing.T) {
 // A Java node that does not compile is the user's to fix: one line that
 // names the file and line, javac's own lines below it, and nothing left.
 func TestJavaThatFailsToCompile(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t)
 	cfg.TargetDir = "testdata/uncompilable-java"
 	out, err := record.Run(harnesstest.Context(t), cfg)
@@ -228,6 +232,7 @@ func TestBadInputStartsNothing(t *testing.T) {
 // its old token. The strict fence refuses those writes; without it they
 // land, and the stale-token checker must say so.
 func TestPausedLeaderIsCaughtOnlyWithoutFence(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []contract.Mode{contract.Strict, contract.Unfenced} {
 		t.Run(string(mode), func(t *testing.T) {
 			cfg := testConfig(t)
@@ -260,6 +265,7 @@ func TestPausedLeaderIsCaughtOnlyWithoutFence(t *testing.T) {
 // named in the run's notes with the end of its log: the verdict alone
 // would not say why the target could not recover.
 func TestContainerDownAtTheEnd(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t)
 	cfg.TargetDir = "testdata/quitting-service"
 	cfg.Nemesis = []string{"none"}

@@ -54,6 +54,7 @@ func runValid(t *testing.T, cfg harness.Config) *record.Outcome {
 // gets the SDK through a replace directive, as targets/README.md tells a
 // newcomer to do, and runs with --target-dir.
 func TestTargetOutsideTheRepository(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t)
 	repo, err := filepath.Abs("..")
 	if err != nil {
@@ -91,6 +92,7 @@ func rewrite(t *testing.T, path, from, to string) {
 // A Dockerfile target builds on an image made on this machine; a base that
 // is not here is named before the engine tries a registry.
 func TestDockerfileTarget(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t)
 	ctx := context.Background()
 	d, err := harness.ConnectDocker(ctx)
@@ -145,6 +147,7 @@ func TestGoTargetWithoutModule(t *testing.T) {
 // each of which takes effect without error, and a correct lease stays
 // valid through them.
 func TestServiceTarget(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t)
 	cfg.Target = "lease"
 	cfg.Nemesis = []string{"kill-service", "pause-service", "partition-service"}

@@ -228,9 +228,16 @@ func TestVdsoclockReachesEveryProcess(t *testing.T) {
 		checkWall(t, "jumped 1h", awaitReadings(t, d, r.id, jumped, 10, 10*time.Second), func(time.Time) time.Duration { return time.Hour })
 		if r.kind != "go" { // a Debian image, with bash
 			// A process started during the fault is patched at the
-			// sidecar's next look (within 100 ms): bash, whose
-			// $EPOCHREALTIME is glibc's gettimeofday.
-			code, out, err := d.Exec(ctx, r.id, []string{"bash", "-c", "sleep 0.5; echo $EPOCHREALTIME"})
+			// sidecar's next look (every 100 ms, later on a loaded
+			// machine): bash, whose $EPOCHREALTIME is glibc's
+			// gettimeofday, waits until it reads half the jump, 10 s
+			// at most.
+			half := time.Now().Add(30 * time.Minute).Unix()
+			wait := fmt.Sprintf(`until [ "${EPOCHREALTIME%%.*}" -gt %d ]; do sleep 0.1; done; echo $EPOCHREALTIME`, half)
+			code, out, err := d.Exec(ctx, r.id, []string{"timeout", "10", "bash", "-c", wait})
+			if code == 124 {
+				t.Fatalf("a process started during a jump of 1h was not patched within 10 s")
+			}
 			if err != nil || code != 0 {
 				t.Fatalf("exec: %d %v: %s", code, err, out)
 			}

@@ -15,6 +15,7 @@ import (
 // leading with one token, 2-3 s after they start) and reaches the verdict
 // the whole run reaches: the same checkers, the same first violation.
 func TestStopOnViolationKeepsTheVerdict(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t)
 	cfg.TargetDir = "testdata/twin-leaders"
 	cfg.Nemesis = []string{"none"}

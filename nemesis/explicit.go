@@ -61,14 +61,12 @@ func (e Explicit) Names() []string {
 func (e Explicit) Validate() error {
 	for i, s := range e.Faults {
 		field := func(name string) string { return fmt.Sprintf("faults[%d].%s", i, name) }
-		f, ok := catalogue[s.Fault]
+		_, ok := catalogue[s.Fault]
 		switch {
 		case s.Fault == "":
 			return fmt.Errorf("%s: missing", field("fault"))
 		case !ok:
 			return fmt.Errorf("%s: unknown fault %q (faults: %s)", field("fault"), s.Fault, strings.Join(Names(), ", "))
-		case f.Kind == Packet:
-			return fmt.Errorf("%s: %v", field("fault"), packetFaultsUnavailable(s.Fault))
 		case s.At < 0 || math.IsNaN(s.At) || math.IsInf(s.At, 0):
 			return fmt.Errorf("%s: %v is not a time since the workload began", field("at_s"), s.At)
 		case s.For < 0 || math.IsNaN(s.For) || math.IsInf(s.For, 0):

@@ -46,7 +46,9 @@ func TestExplicitReplaysWhatItWroteDown(t *testing.T) {
 		t.Fatalf("told %d times, want at each strike and heal: %+v", len(taken), taken)
 	}
 	got := taken[len(taken)-1].Faults
-	if got[0].Aim != 7 || got[1].Aim != 9 || got[0].At < 0.02 || got[0].At > 0.05 || got[0].For < 0.04 || got[1].At < 0.1 {
+	// Struck no earlier than planned and healed at the planned time or
+	// after: a strike late on a loaded machine is held the shorter.
+	if got[0].Aim != 7 || got[1].Aim != 9 || got[0].At < 0.02 || got[0].At >= got[1].At || got[0].At+got[0].For < 0.07-1e-9 || got[1].At < 0.1 {
 		t.Errorf("wrote down %+v", got)
 	}
 	if first := taken[0].Faults; len(first) != 1 || first[0].For != 0 {
@@ -71,7 +73,7 @@ func TestReadExplicitNamesFileAndField(t *testing.T) {
 		{`{"faults": [{"at_s": "soon", "fault": "kill-one"}]}`, "faults.at_s: string is not a float64"},
 		{`{"faults": [{"at": 1, "fault": "kill-one"}]}`, `unknown field "at"`},
 		{`{"faults": [`, "unexpected EOF"},
-		{`{"faults": [{"at_s": 1, "fault": "packet-loss"}]}`, "faults[0].fault: packet-loss"},
+		{`{"faults": [{"at_s": 1, "fault": "packet-loss", "for_s": 2}, {"at_s": 4, "fault": "flap"}]}`, ""},
 	} {
 		path := filepath.Join(dir, "schedule.json")
 		if err := os.WriteFile(path, []byte(c.body), 0o644); err != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -31,6 +30,12 @@ type Fault struct {
 	// that family's list draws it: kill-service-all is the service
 	// family's, clock-service the clock family's.
 	Family string
+	// Lasts: a fault that acts over time (a flap) is held at least this
+	// long from its strike, whether or not the cluster reacted sooner.
+	Lasts time.Duration
+	// Needs: the kernel mechanism a packet fault stands on, which a run
+	// checks before anything starts.
+	Needs  Mechanism
 	inject func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error)
 }
 
@@ -43,7 +48,7 @@ const (
 	Pause     Kind = "pause"     // freeze containers, thawed at heal
 	Partition Kind = "partition" // drop packets between containers
 	Clock     Kind = "clock"     // skew clocks
-	Packet    Kind = "packet"    // delay or lose packets: refused, see packetFaultsUnavailable
+	Packet    Kind = "packet"    // lose, delay or slow packets on some links
 )
 
 // Target says which containers a kill or pause hits: nodes, or one of the
@@ -120,12 +125,12 @@ var families = map[string][]string{
 		"partition-all",
 	},
 	"clock":   {"clock-bump", "clock-strobe", "clock-rate"},
-	"packet":  {"packet-delay", "packet-loss"},
+	"packet":  {"packet-loss", "packet-delay", "packet-slow"},
+	"flap":    {"flap"},
 	"service": {"kill-service", "pause-service", "partition-service"},
 }
 
-// catalogue holds every fault by name, the packet faults among them: Expand
-// refuses those, but their names and kind are known.
+// catalogue holds every fault by name.
 var catalogue = func() map[string]Fault {
 	m := map[string]Fault{}
 	add := func(f Fault) { m[f.Name] = f }
@@ -157,8 +162,10 @@ var catalogue = func() map[string]Fault {
 	add(clockSlowLeader)
 	add(clockDriftLeader)
 	add(clockFastService)
-	add(Fault{Name: "packet-delay", Kind: Packet, Family: "packet"})
-	add(Fault{Name: "packet-loss", Kind: Packet, Family: "packet"})
+	add(packetLoss)
+	add(packetDelay)
+	add(packetSlow)
+	add(flap)
 	return m
 }()
 
@@ -196,11 +203,8 @@ func ExpandFor(list []string, serviceClocks bool) ([][]Fault, error) {
 		var group []Fault
 		for _, name := range names {
 			f, ok := catalogue[name]
-			switch {
-			case !ok:
+			if !ok {
 				return nil, fmt.Errorf("unknown nemesis %q (families: %s; faults: %s)", name, strings.Join(sortedKeys(families), ", "), strings.Join(Names(), ", "))
-			case f.Kind == Packet:
-				return nil, packetFaultsUnavailable(name)
 			}
 			group = append(group, f)
 		}
@@ -219,18 +223,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// packetFaultsUnavailable says why delay and loss cannot be had: they need
-// the kernel's netem queueing discipline, which containers share with the
-// host. We look for it rather than fail later inside a run.
-func packetFaultsUnavailable(name string) error {
-	for _, p := range []string{"/sys/module/sch_netem"} {
-		if _, err := os.Stat(p); err == nil {
-			return fmt.Errorf("%s: this kernel has netem, but splitbrain does not drive it yet", name)
-		}
-	}
-	return fmt.Errorf("%s: packet delay and loss need the kernel's netem (sch_netem), and this kernel has not loaded it", name)
 }
 
 // choose resolves a target to nodes, or to service containers: none when

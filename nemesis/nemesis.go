@@ -38,6 +38,10 @@ type Cluster interface {
 	Partition(ctx context.Context, g Grudge) error
 	// SetClock sets node's clock skew; the zero Skew heals.
 	SetClock(ctx context.Context, node string, s contract.Skew) error
+	// Impair replaces the impairment of every link by how on the links
+	// of g (a Grudge read as links: g[n].All are the containers whose
+	// links with node n are impaired, both ways); an empty g heals.
+	Impair(ctx context.Context, g Grudge, how Impairment) error
 }
 
 // Applied is a fault in effect.

@@ -41,10 +41,8 @@ func TestExpand(t *testing.T) {
 	if _, err := Expand([]string{"meteor"}); err == nil || !strings.Contains(err.Error(), "partition") {
 		t.Errorf("unknown nemesis: %v", err)
 	}
-	for _, item := range []string{"packet", "packet-delay"} {
-		if _, err := Expand([]string{item}); err == nil || !strings.Contains(err.Error(), "netem") {
-			t.Errorf("%s: %v", item, err)
-		}
+	if g, err := Expand([]string{"packet", "flap"}); err != nil || len(g) != 2 || len(g[0]) != 3 || g[1][0].Name != "flap" {
+		t.Errorf("packet, flap: %v, %v", g, err)
 	}
 	if _, err := Expand([]string{"packet-jitter"}); err == nil || !strings.Contains(err.Error(), "unknown nemesis") {
 		t.Errorf("packet-jitter: %v", err)
@@ -52,7 +50,7 @@ func TestExpand(t *testing.T) {
 }
 
 // Every family lists faults of its own, and every fault belongs to a
-// family, has a kind, and can be injected unless it is a packet fault.
+// family, has a kind, and can be injected.
 func TestTaxonomy(t *testing.T) {
 	for fam, names := range families {
 		for _, n := range names {
@@ -75,8 +73,11 @@ func TestTaxonomy(t *testing.T) {
 		if _, ok := families[f.Family]; !ok {
 			t.Errorf("%s: family %q is none of --nemesis's", name, f.Family)
 		}
-		if (f.inject == nil) != (f.Kind == Packet) {
-			t.Errorf("%s: kind %s, injectable %v", name, f.Kind, f.inject != nil)
+		if f.inject == nil {
+			t.Errorf("%s: not injectable", name)
+		}
+		if (f.Needs != "") != (f.Kind == Packet) {
+			t.Errorf("%s: kind %s, needs %q", name, f.Kind, f.Needs)
 		}
 	}
 	type taxon struct {
@@ -97,6 +98,9 @@ func TestTaxonomy(t *testing.T) {
 		"clock-fast-service":    {Clock, true, "clock"},
 		"clock-slow-leader":     {Clock, false, "clock"},
 		"packet-loss":           {Packet, false, "packet"},
+		"packet-delay":          {Packet, false, "packet"},
+		"packet-slow":           {Packet, false, "packet"},
+		"flap":                  {Partition, false, "flap"},
 	} {
 		f, ok := Lookup(name)
 		if got := (taxon{f.Kind, f.OnServices, f.Family}); !ok || got != want {
@@ -159,6 +163,8 @@ type services struct {
 	done     []string
 	services []string
 	grudge   Grudge
+	impaired Grudge
+	how      Impairment
 }
 
 func (c *services) Nodes() []string    { return []string{"n1", "n2", "n3"} }
@@ -179,11 +185,19 @@ func (c *services) Restart(_ context.Context, n string) error { return c.record(
 func (c *services) Pause(_ context.Context, n string) error   { return c.record("pause", n) }
 func (c *services) Resume(_ context.Context, n string) error  { return c.record("resume", n) }
 func (c *services) Partition(_ context.Context, g Grudge) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.grudge = g
 	return nil
 }
 func (c *services) SetClock(_ context.Context, n string, s contract.Skew) error {
 	return c.record(fmt.Sprintf("clock %+v", s.Offset != 0), n)
+}
+func (c *services) Impair(_ context.Context, g Grudge, how Impairment) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.impaired, c.how = g, how
+	return nil
 }
 
 func TestServiceFaultsAimAtServices(t *testing.T) {

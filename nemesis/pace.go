@@ -69,6 +69,9 @@ type Hold struct {
 	// answers: every node killed leaves nobody to react, and what such a
 	// fault exposes comes with the restart.
 	UntilSilence bool
+	// Least keeps the fault at least this long from its strike, however
+	// the cluster reacted: a fault that acts over time (a flap).
+	Least time.Duration
 }
 
 // holdOf is how long to keep f in effect once the cluster reacted to it.
@@ -79,7 +82,7 @@ func (p Pace) holdOf(f Fault) Hold {
 	case f.Kind == Pause && !f.OnServices:
 		return Hold{For: p.Thaw, UntilWrite: true}
 	}
-	return Hold{For: p.Hold}
+	return Hold{For: p.Hold, Least: f.Lasts}
 }
 
 // Belief is what a node was last seen to believe, if that is recent.
@@ -184,6 +187,8 @@ func (p *Pacer) Step(now time.Time, v View) Action {
 		p.reacted = now
 	}
 	switch {
+	case now.Sub(p.since) < p.hold.Least:
+		return Idle // it has yet to act for as long as it lasts
 	case p.reacted.IsZero() && p.hold.UntilSilence && v.silent():
 		// nobody is left to react: heal
 	case p.reacted.IsZero() && now.Sub(p.since) < p.pace.React:

@@ -266,6 +266,8 @@ func TestPaceHoldOf(t *testing.T) {
 		"partition-leader":  hold,
 		"clock-bump":        hold,
 		"partition-service": hold,
+		"packet-loss":       hold,
+		"flap":              {For: testPace.Hold, Least: flapLasts},
 	} {
 		f, ok := catalogue[name]
 		if !ok {
@@ -275,6 +277,17 @@ func TestPaceHoldOf(t *testing.T) {
 			t.Errorf("%s: held %+v after the reaction, want %+v", name, got, want)
 		}
 	}
+}
+
+// A fault that lasts (a flap) is held that long from its strike however
+// soon the cluster reacted, and as long after the reaction as any other.
+func TestPacerHoldsAFaultThatLasts(t *testing.T) {
+	r := newPacerRun(t, testPace)
+	r.held = Hold{For: testPace.Hold, Least: 10 * time.Second}
+	r.hold(time.Second, n1Leads). // strike at 1 s
+					hold(500*time.Millisecond, n1Leads).
+					hold(10500*time.Millisecond, n2Leads) // reacted at 1.5 s: held to 11 s, not 4.5 s
+	r.want("strike@1s", "heal@11s")
 }
 
 // A paced schedule lists enough faults for the time limit, in Order.
@@ -348,5 +361,9 @@ func TestCeiling(t *testing.T) {
 	// The last heal at 20 s, then 30 + 2 x 5 s.
 	if got, want := Bounded(groups, 2, testPace, 8*time.Second, 7).Ceiling(restart), 60*time.Second; got != want {
 		t.Errorf("on a rhythm: ceiling %s, want %s", got, want)
+	}
+	// A flap lasts 20 s, past React and hold: each 5 + 20 + 30 s.
+	if got, want := Bounded([][]string{{"flap"}}, 2, testPace, 0, 7).Ceiling(restart), 2*55*time.Second+40*time.Second; got != want {
+		t.Errorf("flaps: ceiling %s, want %s", got, want)
 	}
 }

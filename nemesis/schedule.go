@@ -88,7 +88,8 @@ func Bounded(groups [][]string, n int, pace Pace, interval time.Duration, seed u
 // Ceiling is the longest a schedule bounded by its faults may take, each
 // restart taking at most restart: a run that reaches it has not tested
 // what it planned. Paced, each fault may wait its Wait to strike, its
-// React to be healed unnoticed, its longest hold, and a restart; on a
+// React to be healed unnoticed and its longest hold (or as long as it
+// lasts, if longer), and a restart; on a
 // rhythm, the faults end with the plan. After the last heal: a restart,
 // then a Steady for the cluster to settle and one to see it steady.
 func (s Schedule) Ceiling(restart time.Duration) time.Duration {
@@ -101,7 +102,11 @@ func (s Schedule) Ceiling(restart time.Duration) time.Duration {
 		return end + after
 	}
 	p := s.Pace
-	return time.Duration(len(s.Faults))*(p.Wait+p.React+max(p.Hold, p.Thaw)+restart) + after
+	var total time.Duration
+	for _, name := range s.Faults {
+		total += p.Wait + max(p.React+max(p.Hold, p.Thaw), catalogue[name].Lasts) + restart
+	}
+	return total + after
 }
 
 // Plan returns the steps for a run: an injection every interval, starting

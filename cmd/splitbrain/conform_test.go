@@ -1,8 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -22,10 +24,16 @@ func TestConformPrintsRulesAndWritesJUnit(t *testing.T) {
 	if code != exitInvalid {
 		t.Errorf("exited %d, want %d:\n%s", code, exitInvalid, out)
 	}
-	for _, want := range []string{"pass  health  ", "FAIL  one-leader  ", "skip  leader-write  ", "conform conform-no-leader: 1 of 9 rules broken", "the containers' logs: "} {
+	for _, want := range []string{"pass  health  ", "FAIL  one-leader  ", "skip  leader-write  ", "the containers' logs: "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("conform printed no %q:\n%s", want, out)
 		}
+	}
+	// The fixture breaks one-leader; on a loaded machine a timing rule
+	// (leader-latency's 200 ms) may break beside it, and is counted.
+	broken := len(regexp.MustCompile(`(?m)^FAIL  `).FindAllString(out, -1))
+	if want := fmt.Sprintf("conform conform-no-leader: %d of 9 rules broken", broken); broken == 0 || !strings.Contains(out, want) {
+		t.Errorf("conform printed no %q:\n%s", want, out)
 	}
 	if i := strings.LastIndex(out, "the containers' logs: "); i >= 0 {
 		logs := strings.TrimSpace(out[i+len("the containers' logs: "):])
@@ -35,7 +43,7 @@ func TestConformPrintsRulesAndWritesJUnit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`<testsuite name="conform-no-leader" tests="9" failures="1" errors="0" skipped="2"`, `<testcase name="one-leader"`, `<failure message="no single leader`, `<skipped message="no single leader to write through`} {
+	for _, want := range []string{fmt.Sprintf(`<testsuite name="conform-no-leader" tests="9" failures="%d" errors="0" skipped="2"`, broken), `<testcase name="one-leader"`, `<failure message="no single leader`, `<skipped message="no single leader to write through`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("the report lacks %q:\n%s", want, b)
 		}

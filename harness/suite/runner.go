@@ -156,13 +156,44 @@ func untangle(cases []Case) []Case {
 		runsOf[c.System]++
 	}
 	left := slices.Clone(cases)
+	// Of the cases that do not clash, the most pressed goes first, as a
+	// scheduler with cool-downs serves its longest queue: taken in order
+	// of preference alone, the last starts were left with one family's
+	// runs and nothing to put between them. A case is as pressed as the
+	// starts its most crowded kind still needs: its target's runs left
+	// a window apart each, its system's at its share, its family's two
+	// to a window.
+	remaining := map[string]int{}
+	count := func(c Case, by int) {
+		remaining["target "+c.Target] += by
+		remaining["system "+c.System] += by
+		remaining["family "+c.Row.Family] += by
+	}
+	for _, c := range cases {
+		count(c, 1)
+	}
+	pressed := func(c Case) int {
+		p := remaining["target "+c.Target] * window
+		if c.System != "" {
+			p = max(p, remaining["system "+c.System]*window/share(runsOf[c.System], len(cases)))
+		}
+		if c.Row.Family != "none" {
+			p = max(p, remaining["family "+c.Row.Family]*window/ofAFamily)
+		}
+		return p
+	}
 	out := make([]Case, 0, len(cases))
 	for len(left) > 0 {
 		recent := out[max(len(out)-(window-1), 0):]
-		best := slices.IndexFunc(left, func(c Case) bool { return !clashes(c, recent, runsOf, len(cases)) })
 		// When every case clashes (a suite of two targets), the spread
 		// order stands.
-		best = max(best, 0)
+		best, most := 0, -1
+		for i, c := range left {
+			if p := pressed(c); p > most && !clashes(c, recent, runsOf, len(cases)) {
+				best, most = i, p
+			}
+		}
+		count(left[best], -1)
 		out = append(out, left[best])
 		left = slices.Delete(left, best, best+1)
 	}
@@ -185,8 +216,17 @@ func clashes(c Case, recent []Case, runsOf map[string]int, total int) bool {
 			family++
 		}
 	}
-	share := (window*runsOf[c.System] + total - 1) / total
-	return system+1 > share || family+1 > 2
+	return system+1 > share(runsOf[c.System], total) || family+1 > ofAFamily
+}
+
+// ofAFamily is how many runs of one family (but none) a window may start:
+// three runs pausing and thawing containers at once stalled the Engine.
+const ofAFamily = 2
+
+// share is how many of a window's starts a system with runs of total
+// runs may have: its share, rounded up.
+func share(runs, total int) int {
+	return (window*runs + total - 1) / total
 }
 
 // groups splits cases by key, groups and their cases in order of

@@ -18,12 +18,10 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/google/nftables"
 	"github.com/google/nftables/expr"
-	"golang.org/x/sys/unix"
 )
 
 // Table is the name of splitbrain's nftables table (family inet).
@@ -60,23 +58,23 @@ type Rules struct {
 	// would on a real network, which is why partitions between nodes use
 	// Drop on both sides instead.
 	DropTo []netip.Addr `json:"drop_to,omitempty"`
+	// Impair: packets lost, delayed or slowed on some links, after the
+	// drops (a packet dropped is never impaired).
+	Impair Impairment `json:"impair,omitzero"`
 }
 
 // Empty reports whether r drops nothing.
 func (r Rules) Empty() bool {
-	return len(r.Drop) == 0 && len(r.DropInitiated) == 0 && len(r.DropTo) == 0
+	return len(r.Drop) == 0 && len(r.DropInitiated) == 0 && len(r.DropTo) == 0 && r.Impair.empty()
 }
 
 // String renders r on one line, for logs.
 func (r Rules) String() string {
-	join := func(as []netip.Addr) string {
-		s := make([]string, len(as))
-		for i, a := range as {
-			s[i] = a.String()
-		}
-		return "[" + strings.Join(s, " ") + "]"
+	s := "drop=" + addrList(r.Drop) + " drop_initiated=" + addrList(r.DropInitiated) + " drop_to=" + addrList(r.DropTo)
+	if !r.Impair.empty() {
+		s += " impair: " + r.Impair.String()
 	}
-	return "drop=" + join(r.Drop) + " drop_initiated=" + join(r.DropInitiated) + " drop_to=" + join(r.DropTo)
+	return s
 }
 
 // normalize checks every address and returns r with IPv4-mapped IPv6
@@ -104,8 +102,9 @@ func (r Rules) normalize() (Rules, error) {
 		}
 		return out
 	}
-	n := Rules{Drop: clean("drop", r.Drop), DropInitiated: clean("drop_initiated", r.DropInitiated), DropTo: clean("drop_to", r.DropTo)}
-	return n, errors.Join(errs...)
+	n := Rules{Drop: clean("drop", r.Drop), DropInitiated: clean("drop_initiated", r.DropInitiated), DropTo: clean("drop_to", r.DropTo), Impair: r.Impair}
+	n.Impair.To, n.Impair.From = clean("impair.to", r.Impair.To), clean("impair.from", r.Impair.From)
+	return n, errors.Join(append(errs, n.Impair.validate())...)
 }
 
 // Validate reports whether Apply would accept r (IPv4 addresses only).
@@ -125,7 +124,8 @@ var table = &nftables.Table{Name: Table, Family: nftables.TableFamilyINet}
 // and 'output' (type filter, priority filter, policy accept), and the rules.
 // The kernel commits a batch as one transaction, so there is never a moment
 // with the old rules gone and the new ones not yet in place. Empty rules
-// remove the table.
+// remove the table. An impairment's queue holder and shaper are in place
+// before the rules send packets their way, and go once no rule does.
 func Apply(r Rules) error {
 	n, err := r.normalize()
 	if err != nil {
@@ -140,6 +140,9 @@ func Apply(r Rules) error {
 	c, err := nftables.New()
 	if err != nil {
 		return fmt.Errorf("netfilter: %w", err)
+	}
+	if err := plumbing.prepare(n.Impair); err != nil {
+		return fmt.Errorf("netfilter: impair %s: %w", n.Impair, err)
 	}
 	resetTable(c)
 	c.AddTable(table)
@@ -159,14 +162,15 @@ func Apply(r Rules) error {
 			c.AddRule(&nftables.Rule{Table: table, Chain: chains[k.chain], Exprs: dropExprs(a, k)})
 		}
 	}
+	addImpairRules(c, chains, n.Impair)
 	if err := c.Flush(); err != nil {
 		return fmt.Errorf("netfilter: apply %s: %w", n, err)
 	}
-	return nil
+	return plumbing.settle(n.Impair)
 }
 
-// Clear removes the table if present. Clearing an absent table is not an
-// error.
+// Clear removes the table if present, and then an impairment's queue
+// holder and shaper. Clearing an absent table is not an error.
 func Clear() error {
 	mu.Lock()
 	defer mu.Unlock()
@@ -178,7 +182,7 @@ func Clear() error {
 	if err := c.Flush(); err != nil {
 		return fmt.Errorf("netfilter: clear: %w", err)
 	}
-	return nil
+	return plumbing.settle(Impairment{})
 }
 
 // resetTable queues the removal of our table whether or not it exists: "add"
@@ -209,17 +213,9 @@ var kinds = []kind{
 }
 
 // dropExprs builds "meta nfproto ipv4 ip saddr|daddr <a> [ct direction
-// original] drop". The nfproto check matters in an inet table: without it,
-// bytes 12..19 of an IPv6 header (inside its source address) would be
-// compared too.
+// original] drop".
 func dropExprs(a netip.Addr, k kind) []expr.Any {
-	ip := a.As4()
-	e := []expr.Any{
-		&expr.Meta{Key: expr.MetaKeyNFPROTO, Register: 1},
-		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{unix.NFPROTO_IPV4}},
-		&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: k.offset, Len: 4},
-		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: ip[:]},
-	}
+	e := addrMatch(a, k.offset)
 	if k.initiated {
 		// IP_CT_DIR_ORIGINAL is 0: the packet travels in the direction of
 		// the connection's first packet, so the peer opened it. Replies to
@@ -253,13 +249,22 @@ func Current() (Rules, error) {
 			return Rules{}, fmt.Errorf("netfilter: list rules of %s: %w", chain, err)
 		}
 		for _, r := range rs {
-			a, k, err := parseRule(chain, r.Exprs)
+			if !isDropRule(r.Exprs) {
+				err = parseImpairRule(chain, r.Exprs, &out.Impair)
+			} else if a, k, perr := parseRule(chain, r.Exprs); perr == nil {
+				l := k.list(&out)
+				*l = append(*l, a)
+			} else {
+				err = perr
+			}
 			if err != nil {
 				return Rules{}, fmt.Errorf("netfilter: %s rule handle %d: %w", chain, r.Handle, err)
 			}
-			l := k.list(&out)
-			*l = append(*l, a)
 		}
+	}
+	out.Impair.Delay, out.Impair.Jitter = plumbing.delay()
+	if out.Impair.Rate, err = plumbing.rate(); err != nil {
+		return Rules{}, err
 	}
 	return out, nil
 }
@@ -294,24 +299,10 @@ func tablePresent(c *nftables.Conn) (bool, error) {
 // parseRule recognizes exactly the expressions dropExprs writes in chain.
 func parseRule(chain string, es []expr.Any) (addr netip.Addr, k kind, err error) {
 	bad := fmt.Errorf("not a splitbrain rule: %d expressions", len(es))
-	if len(es) != 5 && len(es) != 7 {
+	addr, offset, ok := parseAddrMatch(es)
+	if !ok || (len(es) != 5 && len(es) != 7) {
 		return addr, k, bad
 	}
-	if m, ok := es[0].(*expr.Meta); !ok || m.Key != expr.MetaKeyNFPROTO {
-		return addr, k, bad
-	}
-	if c, ok := es[1].(*expr.Cmp); !ok || c.Op != expr.CmpOpEq || !slices.Equal(c.Data, []byte{unix.NFPROTO_IPV4}) {
-		return addr, k, bad
-	}
-	p, ok := es[2].(*expr.Payload)
-	if !ok || p.Base != expr.PayloadBaseNetworkHeader || p.Len != 4 {
-		return addr, k, bad
-	}
-	c, ok := es[3].(*expr.Cmp)
-	if !ok || c.Op != expr.CmpOpEq || len(c.Data) != 4 {
-		return addr, k, bad
-	}
-	addr = netip.AddrFrom4([4]byte(c.Data))
 	initiated := len(es) == 7
 	if initiated {
 		if ct, ok := es[4].(*expr.Ct); !ok || ct.Key != expr.CtKeyDIRECTION {
@@ -321,11 +312,8 @@ func parseRule(chain string, es []expr.Any) (addr netip.Addr, k kind, err error)
 			return addr, k, bad
 		}
 	}
-	if v, ok := es[len(es)-1].(*expr.Verdict); !ok || v.Kind != expr.VerdictDrop {
-		return addr, k, bad
-	}
 	i := slices.IndexFunc(kinds, func(k kind) bool {
-		return k.chain == chain && k.offset == p.Offset && k.initiated == initiated
+		return k.chain == chain && k.offset == offset && k.initiated == initiated
 	})
 	if i < 0 {
 		return addr, k, bad

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func addrs(ss ...string) []netip.Addr {
@@ -169,5 +170,52 @@ func TestInNamespace(t *testing.T) {
 	}
 	if got, err := Current(); err != nil || !got.Empty() {
 		t.Fatalf("Current after Clear = %v, %v, want empty", got, err)
+	}
+}
+
+// TestImpairRoundTrip checks that Current's parser reads back what an
+// impairment's rules say (its addresses and its loss; the delay and the
+// rate live in the holder and the qdisc), without a kernel, and that
+// Validate holds an impairment to its bounds.
+func TestImpairRoundTrip(t *testing.T) {
+	m := Impairment{To: addrs("10.0.0.5"), From: addrs("10.0.0.2", "10.0.0.3"), LossPercent: 17, Delay: time.Second, Rate: 5000}
+	var got Impairment
+	for _, side := range []struct {
+		chain  string
+		offset uint32
+		addrs  []netip.Addr
+	}{{outputChain, 16, m.To}, {inputChain, 12, m.From}} {
+		for _, a := range side.addrs {
+			for _, es := range impairExprs(a, side.offset, m) {
+				if isDropRule(es) {
+					t.Fatalf("an impairment's rule %v reads as a drop", es)
+				}
+				if err := parseImpairRule(side.chain, es, &got); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	if !slices.Equal(got.To, m.To) || !slices.Equal(got.From, m.From) || got.LossPercent != m.LossPercent {
+		t.Errorf("read back %+v, want %+v", got, m)
+	}
+	if n := len(impairExprs(m.To[0], 16, m)); n != 3 {
+		t.Errorf("%d rules on output, want loss, rate and queue", n)
+	}
+	if n := len(impairExprs(m.From[0], 12, m)); n != 2 {
+		t.Errorf("%d rules on input, want loss and queue (no rate)", n)
+	}
+	for _, bad := range []Impairment{
+		{From: addrs("10.0.0.2"), LossPercent: 101},
+		{From: addrs("10.0.0.2"), Delay: time.Second, Jitter: 2 * time.Second},
+		{From: addrs("10.0.0.2"), Delay: MaxDelay + 1},
+		{To: addrs("10.0.0.2"), Rate: MinRate - 1},
+		{From: addrs("10.0.0.2")},
+		{LossPercent: 5},
+		{From: addrs("fd00::1"), LossPercent: 5},
+	} {
+		if err := (Rules{Impair: bad}).Validate(); err == nil {
+			t.Errorf("%+v accepted", bad)
+		}
 	}
 }

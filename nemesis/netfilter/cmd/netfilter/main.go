@@ -4,8 +4,13 @@
 //	docker run --network container:<node> --cap-add NET_ADMIN <image>
 //
 // and serves the netfilter package's Handler on port 7979 there. On SIGTERM
-// or SIGINT it removes its table before exiting, so stopping the sidecar
-// heals the node. Build it static (CGO_ENABLED=0) for a FROM scratch image.
+// or SIGINT it removes its table (and an impairment's queue and qdisc)
+// before exiting, so stopping the sidecar heals the node. Build it static
+// (CGO_ENABLED=0) for a FROM scratch image.
+//
+// With -probe, in a throwaway container of its own (--network none,
+// NET_ADMIN), it tries each mechanism of an impairment instead, prints
+// netfilter.Probed as JSON and exits.
 package main
 
 import (
@@ -13,6 +18,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log"
@@ -28,6 +34,14 @@ import (
 
 func main() {
 	log.SetFlags(log.LstdFlags | log.Lmicroseconds | log.LUTC)
+	probe := flag.Bool("probe", false, "try the mechanisms of an impairment in this (throwaway) namespace, print what works as JSON, and exit")
+	flag.Parse()
+	if *probe {
+		if err := json.NewEncoder(os.Stdout).Encode(netfilter.Probe()); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
 	if err := run(); err != nil {
 		log.Print(err)
 		os.Exit(1)
