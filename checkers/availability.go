@@ -1,6 +1,7 @@
 package checkers
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -107,6 +108,12 @@ type lostLeader struct {
 //     cannot say which leadership they belong to and are not counted). More
 //     than 5 within 10 s is a storm: a Window, not a violation.
 //     elections_per_min is per minute of observed time.
+//   - A rejoin is the heal of a fault, with no other fault in effect,
+//     while one node led with a majority naming it leader, to which the
+//     nodes the fault touched come back (rejoins). One that ended the
+//     leadership it came back to within 3 s, before another fault, is a
+//     disruption (a node returning with a higher term, where pre-vote
+//     would have kept it from raising it): a Window, not a violation.
 //   - Write availability is the share of completed writes that were ok.
 //     Clients write through any node, so in a healthy cluster of N most
 //     writes are refused by a node that does not lead: writes_not_leader
@@ -137,7 +144,8 @@ type lostLeader struct {
 //
 // Figures: observed_s, leaderless_s, leaderless_periods,
 // leaderless_longest_s, first_leader_s, failovers, failover_max_s,
-// failover_mean_s, elections, elections_per_min, storms, writes_ok,
+// failover_mean_s, elections, elections_per_min, storms, rejoins,
+// rejoin_disruptions, writes_ok,
 // writes_failed, writes_not_leader, writes_indeterminate, write_availability, recovery_s,
 // violations. first_leader_s, write_availability and recovery_s are left
 // out when there is nothing to measure (no leader seen, no completed write,
@@ -163,6 +171,10 @@ func Availability(recovery time.Duration) func(Input) Result {
 		for _, st := range s.storms {
 			r.Windows = append(r.Windows, s.describeStorm(st))
 		}
+		back, disruptions := rejoins(h)
+		r.Figures["rejoins"], r.Figures["rejoin_disruptions"] = float64(back), float64(len(disruptions))
+		r.Windows = append(r.Windows, disruptions[:min(len(disruptions), maxStored)]...)
+		slices.SortStableFunc(r.Windows, func(a, b Violation) int { return cmp.Compare(a.Time, b.Time) })
 		from := "the final heal"
 		if heal < 0 {
 			from = "the start of the run"
@@ -217,7 +229,7 @@ func Availability(recovery time.Duration) func(Input) Result {
 			}
 		}
 		r.Figures["violations"] = float64(len(r.Violations))
-		r.Note = notes(why, availabilityPrecision(in.ObserveInterval), capNote(s.nStorms, "storms"))
+		r.Note = notes(why, availabilityPrecision(in.ObserveInterval), capNote(s.nStorms, "storms"), capNote(len(disruptions), "rejoin disruptions"))
 		return r
 	}
 }

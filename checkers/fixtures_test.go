@@ -28,6 +28,19 @@ type fixtureExpect struct {
 		Kind    string  `json:"kind"`
 		Events  []int64 `json:"events"`
 	} `json:"violation"`
+	// Windows are every finding of their kinds the named checkers must
+	// show (findings the promise allows), each citing Events among its
+	// evidence.
+	Windows []fixtureWindow `json:"windows"`
+	// Figures are figures the named checkers must give, by checker.
+	Figures map[string]map[string]float64 `json:"figures"`
+}
+
+// fixtureWindow is a finding a fixture's checker must show.
+type fixtureWindow struct {
+	Checker string  `json:"checker"`
+	Kind    string  `json:"kind"`
+	Events  []int64 `json:"events"`
 }
 
 func TestFixtures(t *testing.T) {
@@ -54,6 +67,14 @@ func TestFixtures(t *testing.T) {
 			for name, want := range x.Checkers {
 				if got := rep.Checkers[name]; got.Valid != want {
 					t.Errorf("%s: %v, want %v: %+v %q", name, got.Valid, want, got.Violations, got.Note)
+				}
+			}
+			checkWindows(t, rep, x.Windows)
+			for name, figs := range x.Figures {
+				for fig, want := range figs {
+					if got, ok := rep.Checkers[name].Figures[fig]; !ok || got != want {
+						t.Errorf("%s: figure %s = %v (given: %v), want %v", name, fig, got, ok, want)
+					}
 				}
 			}
 			if v := x.Violation; v != nil {
@@ -99,4 +120,44 @@ func parseDuration(t *testing.T, s string) time.Duration {
 		t.Fatal(err)
 	}
 	return d
+}
+
+// checkWindows checks that the report shows, of each kind want names, the
+// windows want lists, in order, each citing its events.
+func checkWindows(t *testing.T, rep Report, want []fixtureWindow) {
+	t.Helper()
+	type key struct{ checker, kind string }
+	got := map[key][]Violation{}
+	for _, w := range want {
+		k := key{w.Checker, w.Kind}
+		if _, ok := got[k]; ok {
+			continue
+		}
+		got[k] = []Violation{}
+		for _, v := range rep.Checkers[w.Checker].Windows {
+			if v.Kind == w.Kind {
+				got[k] = append(got[k], v)
+			}
+		}
+	}
+	seen := map[key]int{}
+	for _, w := range want {
+		k := key{w.Checker, w.Kind}
+		n := seen[k]
+		seen[k]++
+		if n >= len(got[k]) {
+			t.Errorf("%s: %d %s windows, want at least %d", w.Checker, len(got[k]), w.Kind, n+1)
+			continue
+		}
+		for _, e := range w.Events {
+			if !containsIndex(got[k][n].Events, e) {
+				t.Errorf("%s: %s window %d cites %v, lacks event %d (%s)", w.Checker, w.Kind, n+1, got[k][n].Events, e, got[k][n].Message)
+			}
+		}
+	}
+	for k, ws := range got {
+		if len(ws) > seen[k] {
+			t.Errorf("%s: %d %s windows, want %d: %+v", k.checker, len(ws), k.kind, seen[k], ws[seen[k]:])
+		}
+	}
 }

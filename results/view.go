@@ -426,6 +426,10 @@ func tiles(f map[string]float64) []tile {
 		ts = append(ts, tile{"elections per minute", strconv.FormatFloat(f["elections_per_min"], 'f', 1, 64),
 			fmt.Sprintf("%.0f elections, %.0f storms", f["elections"], f["storms"])})
 	}
+	if has("rejoins", "rejoin_disruptions") && f["rejoins"] > 0 {
+		ts = append(ts, tile{"rejoin disruptions", strconv.FormatFloat(f["rejoin_disruptions"], 'f', 0, 64),
+			fmt.Sprintf("of %.0f rejoins: leaderships with a majority ended by nodes coming back", f["rejoins"])})
+	}
 	if has("write_availability", "writes_ok") {
 		ts = append(ts, tile{"write availability", strconv.FormatFloat(100*f["write_availability"], 'f', 1, 64) + " %",
 			fmt.Sprintf("%.0f writes ok of %.0f completed; %.0f sent to a node that did not lead", f["writes_ok"], f["writes_ok"]+f["writes_failed"]+f["writes_indeterminate"], f["writes_not_leader"])})

@@ -62,17 +62,24 @@ func (c *Clocks) Skew() contract.Skew {
 }
 
 // Set gives every process skew s. The zero skew puts every process back
-// on true time at once, by its data block; the vDSOs' own bytes go back
-// once it has held for settle (Rescan), so that a strobe, which heals and
-// skews many times a second, rewrites data blocks rather than code. If
-// some process cannot be given s, every process is healed and the error
-// says why: no clock is left half-applied.
+// on true time at once, by its data block, but for the offset its
+// monotonic clocks gained under a rate, which it keeps (gainedAt); the
+// vDSOs' own bytes go back once the zero skew has held for settle
+// (Rescan), so that a strobe, which heals and skews many times a second,
+// rewrites data blocks rather than code. If some process cannot be given
+// s, every process is healed and the error says why: no clock is left
+// half-applied.
 func (c *Clocks) Set(s contract.Skew) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.skew, c.t, c.since = s, tableFor(s, readNow()), time.Now()
+	now := readNow()
+	next := tableFor(s, now)
+	for _, p := range c.patched {
+		p.gained = gainedAt(p.gained, c.skew, c.t, s, now)
+	}
+	c.skew, c.t, c.since = s, next, time.Now()
 	for pid, p := range c.patched {
-		if err := p.setTable(c.t); err != nil {
+		if err := p.setTable(c.t.keeping(p.gained)); err != nil {
 			delete(c.patched, pid) // ended or exec'd: rescan takes it as new
 		}
 	}
@@ -95,20 +102,40 @@ func (c *Clocks) Rescan() error {
 	defer c.mu.Unlock()
 	if c.t.zero() {
 		if len(c.patched) > 0 && time.Since(c.since) >= settle {
-			return c.heal()
+			return c.restore()
 		}
 		return nil
 	}
 	return c.rescan()
 }
 
-// Heal puts every process back on true time and restores every vDSO now.
+// restore puts back the vDSO of every patched process that carries no
+// gained monotonic time; one that does reads the routine until it ends.
+func (c *Clocks) restore() error {
+	var errs []error
+	for pid, p := range c.patched {
+		if p.gained != 0 && p.current() {
+			continue
+		}
+		if err := p.unpatch(); err != nil {
+			errs = append(errs, fmt.Errorf("process %d: %w", pid, err))
+		}
+		delete(c.patched, pid)
+	}
+	return errors.Join(errs...)
+}
+
+// Heal puts every process back on true time and restores every vDSO now,
+// its gained monotonic time too: the sidecar's last act, when it stops.
 func (c *Clocks) Heal() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.heal()
 }
 
+// rescan patches the processes not patched yet. A new one's monotonic
+// clocks go on from where the kernel's are, at the rate in force from then
+// on: it carries minus what the rate gained before it was patched.
 func (c *Clocks) rescan() error {
 	pids, err := others()
 	if err != nil {
@@ -119,12 +146,14 @@ func (c *Clocks) rescan() error {
 			continue
 		}
 		delete(c.patched, pid)
-		p, err := patchProcess(pid, c.t)
+		gained := -c.t.monotonicOffset(readNow())
+		p, err := patchProcess(pid, c.t.keeping(gained))
 		switch {
 		case errors.Is(err, errGone) || errors.Is(err, errNoVDSO):
 		case err != nil:
 			return fmt.Errorf("process %d (%s): %w", pid, comm(pid), err)
 		default:
+			p.gained = gained
 			c.patched[pid] = p
 		}
 	}
@@ -136,18 +165,26 @@ func (c *Clocks) rescan() error {
 func (c *Clocks) heal() error {
 	c.skew, c.t = contract.Skew{}, table{}
 	for pid, p := range c.patched {
+		p.gained = 0
 		if err := p.setTable(table{}); err != nil {
 			delete(c.patched, pid)
 		}
 	}
-	var errs []error
-	for pid, p := range c.patched {
-		if err := p.unpatch(); err != nil {
-			errs = append(errs, fmt.Errorf("process %d: %w", pid, err))
+	return c.restore()
+}
+
+// Keeping is how many patched processes carry monotonic time a rate gave
+// them (gainedAt).
+func (c *Clocks) Keeping() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, p := range c.patched {
+		if p.gained != 0 {
+			n++
 		}
-		delete(c.patched, pid)
 	}
-	return errors.Join(errs...)
+	return n
 }
 
 // Patched is how many processes have a patched vDSO now.

@@ -241,6 +241,9 @@ type patch struct {
 	page uint64            // the routine's page in the process
 	orig map[uint64][]byte // the vDSO's own bytes, by address
 	seq  uint8             // the data block's sequence number
+	// gained is what its monotonic clocks carry from rates that ended
+	// (gainedAt), which its data block holds until it ends.
+	gained int64
 }
 
 const (

@@ -22,3 +22,4 @@ func (*Clocks) Rescan() error           { return errors.ErrUnsupported }
 func (*Clocks) Heal() error             { return errors.ErrUnsupported }
 func (*Clocks) Skew() contract.Skew     { return contract.Skew{} }
 func (*Clocks) Patched() int            { return 0 }
+func (*Clocks) Keeping() int            { return 0 }

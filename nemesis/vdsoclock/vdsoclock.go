@@ -15,7 +15,11 @@
 // of each vDSO clock function is overwritten by a jump there. Later changes of
 // the skew only rewrite the data block. Healing writes a zero block and puts
 // the vDSO's bytes back; the page stays mapped, harmless, in case a thread is
-// still inside it. A restarted process gets a fresh vDSO.
+// still inside it. A process whose monotonic clocks gained (or lost) time
+// under a rate keeps that offset, at the true rate, until it ends: a
+// monotonic clock never steps, and a machine's oscillator put right does not
+// give back what it ran ahead. Such a process keeps its patch and a block
+// that holds its offset alone. A restarted process gets a fresh vDSO.
 package vdsoclock
 
 //go:generate ./gen.sh
@@ -23,6 +27,7 @@ package vdsoclock
 import (
 	"encoding/binary"
 	"math"
+	"math/big"
 	"slices"
 
 	"github.com/splitbrain/splitbrain/contract"
@@ -82,14 +87,64 @@ func tableFor(s contract.Skew, now readings) table {
 	for _, id := range wallClocks {
 		t[id].base = int64(s.Offset)
 	}
-	if s.Rate == 0 || s.Rate == 1 || s.Since == 0 {
+	rate, since := rateOf(s)
+	if rate == 0 {
 		return t
 	}
-	mult := int64(math.Round((s.Rate - 1) * (1 << 32)))
-	ago := now[0] - s.Since // how long ago, in true time, the rate began
+	mult := int64(math.Round((rate - 1) * (1 << 32)))
+	ago := now[0] - since // how long ago, in true time, the rate began
 	for _, id := range append(slices.Clone(wallClocks), monotonicClocks...) {
 		t[id].t0 = now[id] - ago
 		t[id].mult = mult
 	}
 	return t
+}
+
+// monotonicOffset is how far ahead of the kernel's (behind, if negative)
+// the monotonic clocks read under t at the true readings now: the rows of
+// every monotonic clock hold the same offset, their t0 being one instant.
+func (t table) monotonicOffset(now readings) int64 {
+	id := monotonicClocks[0]
+	r := t[id]
+	return r.base + scaled(now[id]-r.t0, r.mult)
+}
+
+// keeping is t for a process that carries offset gained on its monotonic
+// clocks from rates that have ended.
+func (t table) keeping(gained int64) table {
+	for _, id := range monotonicClocks {
+		t[id].base += gained
+	}
+	return t
+}
+
+// scaled is (d * mult) >> 32 as routine.asm computes it: a 128-bit product
+// shifted arithmetically.
+func scaled(d, mult int64) int64 {
+	p := new(big.Int).Mul(big.NewInt(d), big.NewInt(mult))
+	return p.Rsh(p, 32).Int64()
+}
+
+// rateOf is the rate s runs the clocks at and since when; zero for none.
+// A skew that keeps the rate in force (a new offset, the same skew sent
+// again) does not end it.
+func rateOf(s contract.Skew) (rate float64, since int64) {
+	if s.Rate == 0 || s.Rate == 1 || s.Since == 0 {
+		return 0, 0
+	}
+	return s.Rate, s.Since
+}
+
+// gainedAt is what a process carries on its monotonic clocks once the skew
+// in force goes from skew from (its table t, kept on top of gained) to
+// skew to, at the true readings now: what it carried, plus what from's
+// rate added, if to ends that rate. The clock reads the same just before
+// and just after: it never steps.
+func gainedAt(gained int64, from contract.Skew, t table, to contract.Skew, now readings) int64 {
+	fromRate, fromSince := rateOf(from)
+	toRate, toSince := rateOf(to)
+	if fromRate == toRate && fromSince == toSince {
+		return gained
+	}
+	return gained + t.monotonicOffset(now)
 }

@@ -106,3 +106,85 @@ func abs(x int64) int64 {
 	}
 	return x
 }
+
+// A process's monotonic clock, through a timeline of skews: it never steps
+// at a change of skew, keeps at a heal what a rate made it gain or lose,
+// from then on at the true rate, and a process patched during a rate goes
+// on from the kernel's reading, at the rate.
+func TestMonotonicKeepsWhatARateGave(t *testing.T) {
+	start := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
+	const mono = 1 // CLOCK_MONOTONIC
+	// clocks are the true readings at wall time w, every clock having
+	// moved as much as the wall clock since start.
+	clocks := func(w time.Time) readings {
+		now := at(start)
+		for id := range now {
+			now[id] += int64(w.Sub(start))
+		}
+		return now
+	}
+	// offset is what the process's monotonic clock reads past the kernel's
+	// at wall time w, under skew s given it (its table and what it
+	// carries).
+	type process struct {
+		gained int64
+		tab    table
+	}
+	offset := func(p process, w time.Time) time.Duration {
+		now := clocks(w)
+		return time.Duration(skewed(p.tab.keeping(p.gained), mono, now[mono]) - now[mono])
+	}
+	var skew contract.Skew
+	old, young := process{}, process{}
+	// set gives both processes skew s at wall time w, as Clocks.Set does,
+	// and checks that neither clock stepped.
+	set := func(w time.Time, s contract.Skew) {
+		t.Helper()
+		now := clocks(w)
+		next := tableFor(s, now)
+		for _, p := range []*process{&old, &young} {
+			before := offset(*p, w)
+			p.gained = gainedAt(p.gained, skew, p.tab, s, now)
+			p.tab = next
+			if after := offset(*p, w); abs(int64(after-before)) > 1 {
+				t.Fatalf("%+v at %s: the monotonic clock stepped from %s to %s", s, w.Sub(start), before, after)
+			}
+		}
+		skew = s
+	}
+	want := func(p process, w time.Time, off time.Duration) {
+		t.Helper()
+		if got := offset(p, w); abs(int64(got-off)) > 2 {
+			t.Errorf("at %s the monotonic clock is %s ahead, want %s", w.Sub(start), got, off)
+		}
+	}
+
+	fast := contract.Skew{Rate: 3, Since: start.UnixNano()}
+	set(start, fast)
+	want(old, start.Add(time.Second), 2*time.Second)
+	set(start.Add(time.Second), fast) // sent again: the rate goes on
+	// Patched 1.5 s into the rate: from the kernel's reading on, at 3x.
+	young.gained = -young.tab.monotonicOffset(clocks(start.Add(1500 * time.Millisecond)))
+	want(young, start.Add(1500*time.Millisecond), 0)
+	want(young, start.Add(2*time.Second), time.Second)
+	// A jump while the rate runs does not end it.
+	set(start.Add(2*time.Second), contract.Skew{Offset: time.Hour, Rate: 3, Since: fast.Since})
+	want(old, start.Add(3*time.Second), 6*time.Second)
+
+	set(start.Add(3*time.Second), contract.Skew{}) // healed: kept, at the true rate
+	for _, later := range []time.Duration{3 * time.Second, time.Minute, time.Hour} {
+		want(old, start.Add(later), 6*time.Second)
+		want(young, start.Add(later), 3*time.Second)
+	}
+	if old.tab.keeping(old.gained).zero() {
+		t.Error("healed, a process that gained keeps the zero table: its gain would be lost")
+	}
+
+	// A slow rate takes back at 0.5x: 1 s lost over 2 s.
+	slow := contract.Skew{Rate: 0.5, Since: start.Add(time.Hour).UnixNano()}
+	set(start.Add(time.Hour), slow)
+	want(old, start.Add(time.Hour+2*time.Second), 5*time.Second)
+	set(start.Add(time.Hour+2*time.Second), contract.Skew{Offset: -time.Second}) // a jump ends the rate
+	want(old, start.Add(2*time.Hour), 5*time.Second)
+	want(young, start.Add(2*time.Hour), 2*time.Second)
+}

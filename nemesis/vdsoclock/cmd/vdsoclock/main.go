@@ -94,6 +94,6 @@ func (l logged) Set(s contract.Skew) error {
 		log.Printf("skew %+v: failed in %s, every process healed: %v", s, took, err)
 		return err
 	}
-	log.Printf("skew %+v: in %s; %d processes hold the patch", s, took, l.Patched())
+	log.Printf("skew %+v: in %s; %d processes hold the patch, %d keep monotonic time a rate gave them", s, took, l.Patched(), l.Keeping())
 	return nil
 }
