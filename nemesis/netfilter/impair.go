@@ -226,9 +226,17 @@ func parseImpairRule(chain string, es []expr.Any, m *Impairment) error {
 	return nil
 }
 
-// addImpairRules queues the rules of m (normalized) in chains, after the
-// drops already there: a packet a partition drops is never queued.
-func addImpairRules(c *nftables.Conn, chains map[string]*nftables.Chain, m Impairment) {
+// An impairRule is one rule of an impairment and the chain it goes in.
+type impairRule struct {
+	chain string
+	exprs []expr.Any
+}
+
+// impairRules are m's rules: on output those of what the node sends to
+// m.To (matched by destination, offset 16), on input those of what it
+// receives from m.From (by source, offset 12).
+func impairRules(m Impairment) []impairRule {
+	var out []impairRule
 	for _, side := range []struct {
 		chain  string
 		offset uint32
@@ -236,9 +244,18 @@ func addImpairRules(c *nftables.Conn, chains map[string]*nftables.Chain, m Impai
 	}{{outputChain, 16, m.To}, {inputChain, 12, m.From}} {
 		for _, a := range side.addrs {
 			for _, es := range impairExprs(a, side.offset, m) {
-				c.AddRule(&nftables.Rule{Table: table, Chain: chains[side.chain], Exprs: es})
+				out = append(out, impairRule{side.chain, es})
 			}
 		}
+	}
+	return out
+}
+
+// addImpairRules queues the rules of m (normalized) in chains, after the
+// drops already there: a packet a partition drops is never queued.
+func addImpairRules(c *nftables.Conn, chains map[string]*nftables.Chain, m Impairment) {
+	for _, r := range impairRules(m) {
+		c.AddRule(&nftables.Rule{Table: table, Chain: chains[r.chain], Exprs: r.exprs})
 	}
 }
 

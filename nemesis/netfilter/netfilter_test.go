@@ -183,20 +183,12 @@ func TestInNamespace(t *testing.T) {
 func TestImpairRoundTrip(t *testing.T) {
 	m := Impairment{To: addrs("10.0.0.5"), From: addrs("10.0.0.2", "10.0.0.3"), LossPercent: 17, Delay: time.Second, Rate: 5000}
 	var got Impairment
-	for _, side := range []struct {
-		chain  string
-		offset uint32
-		addrs  []netip.Addr
-	}{{outputChain, 16, m.To}, {inputChain, 12, m.From}} {
-		for _, a := range side.addrs {
-			for _, es := range impairExprs(a, side.offset, m) {
-				if isDropRule(es) {
-					t.Fatalf("an impairment's rule %v reads as a drop", es)
-				}
-				if err := parseImpairRule(side.chain, es, &got); err != nil {
-					t.Fatal(err)
-				}
-			}
+	for _, r := range impairRules(m) {
+		if isDropRule(r.exprs) {
+			t.Fatalf("an impairment's rule %v reads as a drop", r.exprs)
+		}
+		if err := parseImpairRule(r.chain, r.exprs, &got); err != nil {
+			t.Fatal(err)
 		}
 	}
 	if !slices.Equal(got.To, m.To) || !slices.Equal(got.From, m.From) || got.LossPercent != m.LossPercent {
