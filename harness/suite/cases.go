@@ -77,6 +77,10 @@ func (s *Suite) Cases(f Filter, o Options) ([]Case, error) {
 			for _, nem := range r.nemesisLists() {
 				for _, seed := range r.seeds(st) {
 					cfg := config(st, r, nem, o)
+					cfg.Schedule = s.schedulePath(r)
+					if cfg.Schedule != "" {
+						cfg.Faults = 0 // the schedule's own
+					}
 					cfg.Target, cfg.TargetDir, cfg.Seed = t.name, t.dir, seed
 					if t.dir != "" {
 						cfg.Target = ""

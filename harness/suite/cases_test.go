@@ -114,6 +114,51 @@ rows:
 	}
 }
 
+// A row with a schedule replays it on each of its seeds, within its time
+// limit and not bounded by a count of faults; its name says the faults
+// the schedule strikes.
+func TestCasesReplayASchedule(t *testing.T) {
+	dir := t.TempDir()
+	schedule := `{"faults": [{"at_s": 3, "fault": "partition-one", "for_s": 2, "aim": 39}, {"at_s": 9, "fault": "partition-one", "for_s": 2, "aim": 39}]}`
+	if err := os.WriteFile(filepath.Join(dir, "flap-one.json"), []byte(schedule), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "nightly.yaml")
+	text := `
+defaults: {time_limit: 20s, faults: 4}
+rows:
+  - {target: raft, family: partition, schedule: flap-one.json, time_limit: 30s, seeds: [1, 2], expect: valid, figures: {availability.rejoin_disruptions: "== 0"}}
+  - {target: raft, family: kill, schedule: flap-one.json, expect: valid}
+`
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(path, repositoryTargets(t)); err == nil || !strings.Contains(err.Error(), `nemesis "partition-one" is not of the kill family`) {
+		t.Fatalf("a schedule of another family's faults: %v", err)
+	}
+	if err := os.WriteFile(path, []byte(strings.Split(text, "  - {target: raft, family: kill")[0]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Load(path, repositoryTargets(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases, err := s.Cases(Filter{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cases) != 2 || cases[1].Name() != "raft; partition-one; seed 2" {
+		t.Fatalf("cases %+v", cases)
+	}
+	c := cases[0].Config
+	if c.Schedule != filepath.Join(dir, "flap-one.json") || c.Faults != 0 || c.TimeLimit != 30*time.Second {
+		t.Errorf("config: schedule %q, %d faults, %s", c.Schedule, c.Faults, c.TimeLimit)
+	}
+	if !strings.Contains(c.Command(), "--schedule=") {
+		t.Errorf("command %s", c.Command())
+	}
+}
+
 // Shards split the cases between them: each case in exactly one.
 func TestShardsPartitionTheSuite(t *testing.T) {
 	cases, err := load(t, nightly).Cases(Filter{}, Options{})

@@ -81,6 +81,11 @@ func TestLoadErrors(t *testing.T) {
 		{"{family: none, expect: valid}", "no target"},
 		{"{target: raft, family: none, expect: valid, seeds: [1], runs: 2}", "not both"},
 		{"{target: raft, family: none, expect: valid, target_dir: nowhere}", "target_dir"},
+		{"{target: raft, schedule: nowhere.json, expect: valid}", "schedule: "},
+		{"{target: raft, family: none, expect: valid, figures: {rejoin_disruptions: '>= 1'}}", "want checker.figure"},
+		{"{target: raft, family: none, expect: valid, figures: {quorum.elections: '>= 1'}}", "unknown checker \"quorum\""},
+		{"{target: raft, family: none, expect: valid, figures: {availability.elections: 'at least 1'}}", "want a comparison"},
+		{"{target: raft, family: none, expect: valid, figures: {availability.elections: '>= many'}}", "want a comparison"},
 		{"[target: raft", ": did not find expected"},
 	} {
 		path := filepath.Join(t.TempDir(), "s.yaml")
@@ -112,8 +117,17 @@ func report(v checkers.Validity, invalid ...string) checkers.Report {
 	return rep
 }
 
+// measured is a valid report whose availability checker counted n
+// rejoin disruptions.
+func measured(n float64) checkers.Report {
+	rep := report(checkers.Valid)
+	rep.Checkers["availability"] = checkers.Result{Valid: checkers.Valid, Figures: map[string]float64{"rejoin_disruptions": n}}
+	return rep
+}
+
 func TestJudge(t *testing.T) {
 	valid := Row{Expect: "valid"}
+	disrupted := Row{Expect: "valid", Figures: map[string]string{"availability.rejoin_disruptions": ">= 3"}}
 	caught := Row{Expect: "invalid", By: []string{"leader-overlap"}, May: []string{"election-safety"}}
 	for _, tc := range []struct {
 		row  Row
@@ -128,6 +142,10 @@ func TestJudge(t *testing.T) {
 		{caught, report(checkers.Valid), "got valid"},
 		{caught, report(checkers.Invalid, "election-safety"), "got invalid by election-safety"},
 		{caught, report(checkers.Invalid, "leader-overlap", "stale-token"), "stale-token found a violation the row does not expect"},
+		{disrupted, measured(5), ""},
+		{disrupted, measured(2), "availability.rejoin_disruptions is 2, want >= 3"},
+		{disrupted, report(checkers.Valid), "availability measured no rejoin_disruptions"},
+		{disrupted, report(checkers.Invalid, "stale-token"), "want valid, got invalid"},
 	} {
 		err := tc.row.Judge(tc.rep)
 		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {

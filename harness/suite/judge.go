@@ -6,6 +6,7 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,7 +25,7 @@ func (r Row) Judge(rep checkers.Report) error {
 		if rep.Valid != checkers.Valid {
 			return fmt.Errorf("want valid, got %s%s", rep.Valid, list(invalid))
 		}
-		return nil
+		return r.judgeFigures(rep)
 	}
 	if rep.Valid != checkers.Invalid {
 		return fmt.Errorf("want invalid by %s, got %s", strings.Join(r.By, ", "), rep.Valid)
@@ -39,7 +40,64 @@ func (r Row) Judge(rep checkers.Report) error {
 			return fmt.Errorf("%s found a violation the row does not expect", c)
 		}
 	}
+	return r.judgeFigures(rep)
+}
+
+// judgeFigures checks the row's bounds on what the checkers measured.
+func (r Row) judgeFigures(rep checkers.Report) error {
+	bs, err := r.bounds()
+	if err != nil {
+		return err
+	}
+	for _, b := range bs {
+		got, ok := rep.Checkers[b.checker].Figures[b.figure]
+		if !ok {
+			return fmt.Errorf("%s measured no %s", b.checker, b.figure)
+		}
+		if !b.holds(got) {
+			return fmt.Errorf("%s.%s is %g, want %s %g", b.checker, b.figure, got, b.op, b.value)
+		}
+	}
 	return nil
+}
+
+// A bound is one of a row's Figures: checker's figure compared with value.
+type bound struct {
+	checker, figure, op string
+	value               float64
+}
+
+// compare are the comparisons a bound may make.
+var compare = map[string]func(got, want float64) bool{
+	">=": func(g, w float64) bool { return g >= w },
+	"<=": func(g, w float64) bool { return g <= w },
+	"==": func(g, w float64) bool { return g == w },
+	">":  func(g, w float64) bool { return g > w },
+	"<":  func(g, w float64) bool { return g < w },
+}
+
+func (b bound) holds(got float64) bool { return compare[b.op](got, b.value) }
+
+// bounds parses the row's Figures, in the order of their names.
+func (r Row) bounds() ([]bound, error) {
+	names := checkerNames()
+	var out []bound
+	for _, key := range slices.Sorted(maps.Keys(r.Figures)) {
+		checker, figure, ok := strings.Cut(key, ".")
+		if !ok || figure == "" {
+			return nil, fmt.Errorf("figures: %q: want checker.figure, such as availability.rejoin_disruptions", key)
+		}
+		if !slices.Contains(names, checker) {
+			return nil, fmt.Errorf("figures: %q: unknown checker %q (the checkers: %s)", key, checker, strings.Join(names, ", "))
+		}
+		op, num, ok := strings.Cut(strings.TrimSpace(r.Figures[key]), " ")
+		value, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+		if _, known := compare[op]; !ok || !known || err != nil {
+			return nil, fmt.Errorf("figures: %s: %q: want a comparison (>=, <=, ==, >, <), a space and a number, such as \">= 3\"", key, r.Figures[key])
+		}
+		out = append(out, bound{checker: checker, figure: figure, op: op, value: value})
+	}
+	return out, nil
 }
 
 func list(names []string) string {

@@ -77,6 +77,11 @@ type Row struct {
 	// under each.
 	Nemesis []string `yaml:"nemesis"`
 	Nemeses []string `yaml:"nemeses"`
+	// Schedule replays an explicit schedule (a run's schedule.json; a
+	// file relative to the suite file's folder) instead of drawing
+	// faults: its faults at its times, within the row's time limit, the
+	// same on every seed.
+	Schedule string `yaml:"schedule"`
 	// Seeds are the runs' seeds, instead of Seed and Runs.
 	Seeds []uint64 `yaml:"seeds"`
 	// Promise judges the runs by another promise than the target's own,
@@ -89,12 +94,19 @@ type Row struct {
 	// is a verdict that differs.
 	By  []string `yaml:"by"`
 	May []string `yaml:"may"`
+	// Figures bound what a checker measured, each "checker.figure" (the
+	// names results.json gives) to a comparison: ">= 3", "== 0". Every
+	// run must reach the row's verdict and every bound: a measurement
+	// the row stands for, such as the leaderships that nodes coming back
+	// ended (availability.rejoin_disruptions).
+	Figures map[string]string `yaml:"figures"`
 	// Why says in a sentence what the row shows.
 	Why string `yaml:"why"`
 
 	Settings `yaml:",inline"`
 
-	line int // where the row begins in its file
+	line      int      // where the row begins in its file
+	scheduled []string // the faults of its schedule, once read
 }
 
 // lineOf finds "line N" in a YAML error.
@@ -130,15 +142,20 @@ func Load(path string, known []targets.Manifest) (*Suite, error) {
 		byName[m.Name] = m
 	}
 	s.systems = map[string]string{}
-	for i, r := range s.Rows {
-		ms, err := s.manifests(r, byName)
+	for i := range s.Rows {
+		r := &s.Rows[i]
+		err := s.readSchedule(r)
+		var ms []targets.Manifest
 		if err == nil {
-			err = s.validate(r, ms)
+			ms, err = s.manifests(*r, byName)
+		}
+		if err == nil {
+			err = s.validate(*r, ms)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: row %d: %v", path, r.line, i+1, err)
 		}
-		for j, t := range s.targets(r) {
+		for j, t := range s.targets(*r) {
 			s.systems[t.name] = ms[j].System()
 		}
 	}
@@ -164,6 +181,39 @@ func (s *Suite) locateRows(b []byte) error {
 		}
 	}
 	return nil
+}
+
+// readSchedule reads the explicit schedule row r names, if any, for the
+// faults it strikes.
+func (s *Suite) readSchedule(r *Row) error {
+	if r.Schedule == "" {
+		return nil
+	}
+	if len(r.Nemesis)+len(r.Nemeses) > 0 {
+		return errors.New("give nemesis, nemeses or schedule, not two")
+	}
+	e, err := nemesis.ReadExplicit(s.schedulePath(*r))
+	if err != nil {
+		return fmt.Errorf("schedule: %v", err)
+	}
+	for _, n := range e.Names() {
+		if !slices.Contains(r.scheduled, n) {
+			r.scheduled = append(r.scheduled, n)
+		}
+	}
+	if len(r.scheduled) == 0 {
+		return fmt.Errorf("schedule %s: no fault", r.Schedule)
+	}
+	return nil
+}
+
+// schedulePath is row r's schedule file, relative to the suite file's
+// folder unless absolute.
+func (s *Suite) schedulePath(r Row) string {
+	if r.Schedule == "" || filepath.IsAbs(r.Schedule) {
+		return r.Schedule
+	}
+	return filepath.Join(filepath.Dir(s.path), r.Schedule)
 }
 
 // target is one of a row's targets: a name of the repository's targets,
@@ -219,8 +269,8 @@ func (s *Suite) validate(r Row, ms []targets.Manifest) error {
 	if r.Family != "" && !slices.Contains(Families, r.Family) {
 		return fmt.Errorf("family %q is not one of %s", r.Family, strings.Join(Families, ", "))
 	}
-	if r.Family == "" && len(r.Nemesis)+len(r.Nemeses) == 0 {
-		return errors.New("no faults: give family, nemesis or nemeses")
+	if r.Family == "" && len(r.Nemesis)+len(r.Nemeses)+len(r.scheduled) == 0 {
+		return errors.New("no faults: give family, nemesis, nemeses or schedule")
 	}
 	if len(r.Nemesis) > 0 && len(r.Nemeses) > 0 {
 		return errors.New("give nemesis (one list) or nemeses (several), not both")
@@ -250,6 +300,9 @@ func (s *Suite) validate(r Row, ms []targets.Manifest) error {
 		if !slices.Contains(names, c) {
 			return fmt.Errorf("unknown checker %q (the checkers: %s)", c, strings.Join(names, ", "))
 		}
+	}
+	if _, err := r.bounds(); err != nil {
+		return err
 	}
 	if r.Faults < 0 || s.Defaults.Faults < 0 {
 		return errors.New("faults must not be negative")
@@ -297,6 +350,8 @@ func (r Row) nemesisLists() [][]string {
 		return out
 	case len(r.Nemesis) > 0:
 		return [][]string{r.Nemesis}
+	case len(r.scheduled) > 0:
+		return [][]string{r.scheduled}
 	}
 	return [][]string{{r.Family}}
 }
