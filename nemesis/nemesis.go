@@ -57,6 +57,19 @@ type Applied struct {
 	Nodes []string
 	What  string                          // in words, for the history and the report
 	Heal  func(ctx context.Context) error // undoes it
+	// Toggles carries, for a fault that cuts and heals over and over while
+	// in effect (a flap), each of its own heals and cuts after the first
+	// cut, for the history; it is closed by the time Heal returns.
+	Toggles <-chan Toggle
+}
+
+// A Toggle is one of a lasting fault's own cuts or heals: begun at Sent,
+// done when sent on Applied.Toggles.
+type Toggle struct {
+	Cut  bool
+	What string
+	Sent time.Time
+	Err  error
 }
 
 // Nemesis carries out a schedule: it injects each fault and heals it, and
@@ -92,7 +105,8 @@ type Nemesis struct {
 type active struct {
 	fault   string
 	applied Applied
-	strike  int // its index in taken
+	strike  int           // its index in taken
+	toggled chan struct{} // closed once its Toggles are written down; nil without
 }
 
 // New returns a nemesis that follows s; faults holds every fault s names.
@@ -284,15 +298,38 @@ func (n *Nemesis) inject(ctx context.Context, f Fault, aim uint64) {
 		n.failed("applied", f.Name, err)
 	}
 	n.rec.Record(e)
+	var toggled chan struct{}
+	if a.Toggles != nil {
+		toggled = make(chan struct{})
+		go n.recordToggles(f.Name, a, toggled)
+	}
 	// A fault that failed half-way may still be half in effect: keep its
 	// heal so that the end of the run undoes it.
 	n.mu.Lock()
 	n.taken.Faults = append(n.taken.Faults, Timed{At: seconds(time.Duration(sent)), Fault: f.Name, Aim: aim, Nodes: a.Nodes})
 	if a.Heal != nil {
-		n.active = append(n.active, active{fault: f.Name, applied: a, strike: len(n.taken.Faults) - 1})
+		n.active = append(n.active, active{fault: f.Name, applied: a, strike: len(n.taken.Faults) - 1, toggled: toggled})
 	}
 	n.mu.Unlock()
 	n.tell()
+}
+
+// recordToggles writes each of a lasting fault's own cuts and heals down as
+// an injection and a heal of its name, so that the checkers and the
+// report see every cut, then closes done.
+func (n *Nemesis) recordToggles(fault string, a Applied, done chan<- struct{}) {
+	defer close(done)
+	for st := range a.Toggles {
+		phase := history.Heal
+		if st.Cut {
+			phase = history.Inject
+		}
+		e := history.Event{Type: history.Nemesis, F: fault, Phase: phase, Nodes: a.Nodes, Value: st.What, Sent: n.rec.Now() - int64(time.Since(st.Sent))}
+		if st.Err != nil {
+			e.Error = st.Err.Error()
+		}
+		n.rec.Record(e)
+	}
 }
 
 // tell hands Taken what was done so far.
@@ -329,6 +366,9 @@ func (n *Nemesis) heal(ctx context.Context) {
 		a := todo[i]
 		sent := n.rec.Now()
 		err := a.applied.Heal(ctx)
+		if a.toggled != nil {
+			<-a.toggled // its last toggle is written before its heal
+		}
 		e := history.Event{Type: history.Nemesis, F: a.fault, Phase: history.Heal, Nodes: a.applied.Nodes, Value: a.applied.What, Sent: sent}
 		if err != nil {
 			e.Error = err.Error()

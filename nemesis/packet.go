@@ -145,10 +145,14 @@ var flap = Fault{Name: "flap", Kind: Partition, Family: "flap", Lasts: flapLasts
 	}
 	draw := func() time.Duration { return flapPeriod(rng) }
 	stop, stopped := make(chan struct{}), make(chan struct{})
+	// Room for every toggle of a flap held many times flapLasts: none is
+	// waited on, and none is lost while the Nemesis reads them.
+	toggles := make(chan Toggle, 256)
 	var mu sync.Mutex
 	var flapErr error
 	go func() {
 		defer close(stopped)
+		defer close(toggles)
 		for i, on := 0, true; ; i++ {
 			var d time.Duration
 			if i < len(periods) {
@@ -161,22 +165,28 @@ var flap = Fault{Name: "flap", Kind: Partition, Family: "flap", Lasts: flapLasts
 				return
 			case <-time.After(d):
 			}
-			g := Grudge(nil)
+			g, what := Grudge(nil), node+"'s links healed, in a flap"
 			if on = !on; on {
-				g = cut
+				g, what = cut, node+" cut from every other node, in a flap"
 			}
 			step, cancel := context.WithTimeout(context.WithoutCancel(ctx), flapStepTimeout)
-			if err := c.Partition(step, g); err != nil {
+			st := Toggle{Cut: on, What: what, Sent: time.Now()}
+			if st.Err = c.Partition(step, g); st.Err != nil {
 				mu.Lock()
-				flapErr = err
+				flapErr = st.Err
 				mu.Unlock()
 			}
 			cancel()
+			select {
+			case toggles <- st:
+			default: // no reader keeps up: the history misses a toggle, never the fault its heal
+			}
 		}
 	}()
 	a := Applied{
-		Nodes: []string{node},
-		What:  fmt.Sprintf("%s flapping, cut from every other node and healed over and over: %s...", node, strings.Join(words, ", ")),
+		Nodes:   []string{node},
+		What:    fmt.Sprintf("%s flapping, cut from every other node and healed over and over: %s...", node, strings.Join(words, ", ")),
+		Toggles: toggles,
 		Heal: func(ctx context.Context) error {
 			close(stop)
 			<-stopped
