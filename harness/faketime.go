@@ -96,8 +96,11 @@ func (f *faketimeClocks) run() {
 		select {
 		case <-f.stop:
 			return
-		case now := <-t.C:
+		case <-t.C:
 			f.mu.Lock()
+			// The time of the write, not of the tick: a tick read late on
+			// a loaded machine would write an offset already old.
+			now := time.Now()
 			for node, s := range f.skews {
 				_ = writeAtomic(filepath.Join(f.dir, node), faketimeFile, []byte(faketimeSpec(s, now)))
 			}
