@@ -63,6 +63,15 @@ var curatorFindings = []finding{{
 	// its violation (--stop-on-violation).
 	issue: "CURATOR-444 by partition-service-members", run: "20261127T071556-curator-latch-b6abbd",
 	leaderships: []string{"n5@1", "n2@3"}, overlap: 12.2, toTheEnd: true,
+}, {
+	// CURATOR-696 under lossy and slow links (the packet family, seed
+	// 105): 49% of the packets of the leader n2 lost, then its links
+	// slowed to 5.1 kB/s. Its client, SUSPENDED past its 2 s session,
+	// gave the session up itself while the servers still held it, made a
+	// new one, and its latch led again with the old znode; when the
+	// servers expired the old session, n1 led beside it.
+	issue: "CURATOR-696 under packet loss", run: "20261127T093112-curator-latch-ce7786",
+	leaderships: []string{"n2@1", "n1@2"}, overlap: 45.0,
 }}
 
 // TestKeptFindings judges each kept run afresh from its files, as
