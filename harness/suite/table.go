@@ -3,6 +3,7 @@ package suite
 import (
 	"cmp"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -96,6 +97,13 @@ func (r Row) cell() string {
 	}
 	if len(r.Nemesis) > 0 {
 		s += ", under " + strings.Join(r.Nemesis, ", ")
+	}
+	if r.Schedule != "" {
+		s += ", under the schedule " + filepath.Base(r.Schedule)
+	}
+	bounds, _ := r.bounds() // checked by Load
+	for _, b := range bounds {
+		s += fmt.Sprintf(", %s %s %g", b.figure, b.op, b.value)
 	}
 	return s
 }
