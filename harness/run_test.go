@@ -89,6 +89,41 @@ func TestRaftUnderFaultsIsValid(t *testing.T) {
 	}
 }
 
+// A real run of each packet fault and a flap, on their schedule: each
+// takes effect and is healed, the run names the mechanisms it used, and
+// correct Raft stays valid.
+func TestRaftUnderPacketFaultsAndFlap(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.Schedule = filepath.Join(t.TempDir(), "schedule.json")
+	schedule := `{"faults": [
+		{"at_s": 1, "fault": "packet-loss", "for_s": 2, "aim": 1},
+		{"at_s": 4, "fault": "packet-delay", "for_s": 2, "aim": 2},
+		{"at_s": 7, "fault": "packet-slow", "for_s": 2, "aim": 3},
+		{"at_s": 10, "fault": "flap", "for_s": 4, "aim": 4}]}`
+	if err := os.WriteFile(cfg.Schedule, []byte(schedule), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg.NemesisInterval, cfg.TimeLimit = 0, 16*time.Second
+	out := runValid(t, cfg)
+	faults := []string{"packet-loss", "packet-delay", "packet-slow", "flap"}
+	harnesstest.FaultsTookEffect(t, out.Info.Faults, faults)
+	heals := map[string]int{}
+	for _, e := range harnesstest.History(t, out.Dir) {
+		if e.Type == history.Nemesis && e.Phase == history.Heal && e.Error == "" {
+			heals[e.F]++
+		}
+	}
+	for _, f := range faults {
+		if heals[f] == 0 {
+			t.Errorf("%s never healed: %v", f, heals)
+		}
+	}
+	if !slices.ContainsFunc(out.Info.Notes, func(n string) bool { return strings.HasPrefix(n, "packet faults:") }) {
+		t.Errorf("run.json does not say how packets were impaired: %q", out.Info.Notes)
+	}
+}
+
 func TestUnfencedResourceRunsAndReports(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
