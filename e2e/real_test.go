@@ -78,6 +78,16 @@ var realSystems = []row{{
 	system: "etcd", logs: map[string]string{"etcd1": "starting an etcd server"},
 	valid: checkers.Valid, leaderships: 2,
 }, {
+	// etcd's members cut from one another (partition-service-members: the
+	// one whose Raft state is leader isolated), the electors keeping every
+	// link to every member: the members elect again, sessions are kept,
+	// and no elector leads past its session.
+	name: "etcd-election, its members cut apart", target: "etcd-election",
+	faults: []string{"partition-service-members"},
+	count:  2,
+	system: "etcd",
+	valid:  checkers.Valid, leaderships: 1,
+}, {
 	// The elector that never watches its session, cut from etcd, leads on
 	// after its key is gone and another elector won. Paced and bounded by
 	// its one fault: the cut heals once another elector leads, however
@@ -149,6 +159,17 @@ var realSystems = []row{{
 	valid: checkers.Valid, leaderships: 2,
 	more: sentinelFailedOver,
 }, {
+	// The Sentinels share their servers' hosts, so a cut among them is a
+	// zone of hosts cut from the rest (partition-zones: three zones round
+	// robin). A zone holding the primary cut off may leave two primaries,
+	// whose older epoch the strict resource refuses. Paced, two faults;
+	// the Sentinels' failover may take 20 s after the heal.
+	name: "redis-sentinel, a zone cut off", target: "redis-sentinel",
+	faults: []string{"partition-zones"},
+	count:  2, recovery: 20 * time.Second,
+	system: "redis-server",
+	valid:  checkers.Valid, leaderships: 1,
+}, {
 	// Electors on ZooKeeper's election recipe against three real servers:
 	// a server killed moves its clients to another, in the same sessions;
 	// the leading elector cut from every server stops believing before
@@ -197,6 +218,18 @@ var realSystems = []row{{
 	timeLimit: 21 * time.Second, interval: 8 * time.Second,
 	system: "libcurator-recipes-java", logs: map[string]string{"n1": "n1: connection CONNECTED"},
 	valid: checkers.Valid, leaderships: 2,
+	knownBug: relatchedAfterLost,
+}, {
+	// CURATOR-220's one-way cuts (partition-service-oneway: the leader's
+	// packets to every server dropped, or theirs to it, at the packet or
+	// the connection level, drawn): Curator 5.4.0 sees a packet-level cut
+	// either way and gives up leading; a connection-level one leaves the
+	// connection it holds. Paced, two faults.
+	name: "curator-latch, one-way cuts to ZooKeeper", target: "curator-latch",
+	faults: []string{"partition-service-oneway"},
+	count:  2,
+	system: "libcurator-recipes-java",
+	valid:  checkers.Valid, leaderships: 1,
 	knownBug: relatchedAfterLost,
 }}
 
