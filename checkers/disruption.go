@@ -143,6 +143,14 @@ func rejoins(h []history.Event) (judged int, disruptions []Violation) {
 			p := pending
 			stepped := e.Node == p.leader && (!e.IsLeader || e.Token != 0 && p.token != 0 && e.Token != p.token)
 			deposed := e.Node != p.leader && e.IsLeader && (e.Token > p.token || p.token == 0)
+			if (stepped || deposed) && observedSince(e) < h[p.heal].Time {
+				// The answer may tell of a moment before the heal took
+				// effect: the leadership may have ended while the nodes
+				// were still apart (a failover as long as a short cut),
+				// and whether their return ended it is unknown.
+				pending = nil
+				continue
+			}
 			if stepped || deposed {
 				judged++
 				disruptions = append(disruptions, describeRejoin(h, p, i))
@@ -151,6 +159,15 @@ func rejoins(h []history.Event) (judged int, disruptions []Violation) {
 		}
 	}
 	return judged, disruptions
+}
+
+// observedSince is the earliest moment a leader event can tell of: a
+// watch line's own time, or when a poll's request left.
+func observedSince(e *history.Event) int64 {
+	if e.At != 0 {
+		return e.At
+	}
+	return e.Sent
 }
 
 // describeRejoin is the Window of a leadership that rejoin p ended, as
