@@ -33,11 +33,31 @@ import (
 // enough that two cores are not shared by more compiles than that.
 const aheadBuilds = 3
 
-// harnessImages are the images of the harness's own programs that a run
-// starts beside a target's: the resource, the packet-filter and the
-// clock sidecars.
-var harnessImages = []struct{ tag, main string }{
-	{resourceImage, resourceMain}, {netfilterImage, netfilterMain}, {vdsoclockImage, vdsoclockMain},
+// The images of the harness's own programs that a run starts beside a
+// target's (the target's own are NodeImage and ServiceImage), and their
+// main packages, relative to the repository root.
+const (
+	resourceImage  = "splitbrain/resource:latest"
+	resourceMain   = "./workloads/resource/cmd/resource"
+	netfilterImage = "splitbrain/netfilter:latest"
+	netfilterMain  = "./nemesis/netfilter/cmd/netfilter"
+	vdsoclockImage = "splitbrain/vdsoclock:latest"
+	vdsoclockMain  = "./nemesis/vdsoclock/cmd/vdsoclock"
+)
+
+// harnessImage is the image of one of the harness's own programs, built
+// from the package main, and the runs that start it.
+type harnessImage struct {
+	tag, main string
+	startedBy func(*run) bool
+}
+
+// harnessImages are the resource, the packet-filter and the clock
+// sidecars: Images makes them all, a run those it starts.
+var harnessImages = []harnessImage{
+	{resourceImage, resourceMain, func(*run) bool { return true }},
+	{netfilterImage, netfilterMain, (*run).partitions},
+	{vdsoclockImage, vdsoclockMain, func(r *run) bool { return r.clockSidecars(false) || r.clockSidecars(true) }},
 }
 
 // Images makes every image that runs of targets ms build, from the
@@ -71,7 +91,7 @@ func (d *Docker) Images(ctx context.Context, root string, ms []targets.Manifest,
 		}})
 	}
 	jobs = append(jobs, job{"the harness's own", func() error {
-		return parallel.Each(harnessImages, func(h struct{ tag, main string }) error {
+		return parallel.Each(harnessImages, func(h harnessImage) error {
 			return d.BuildTargetImage(ctx, h.tag, root, targets.Build{Go: h.main})
 		})
 	}})

@@ -24,10 +24,6 @@ import (
 // Ports inside the containers.
 const resourcePort = 7000
 
-// resourceMain is the resource server's main package, relative to the
-// repository root.
-const resourceMain = "./workloads/resource/cmd/resource"
-
 // Run is one run of a target in three steps: Up starts its cluster, Drive
 // breaks it under the workload into a history, Down tears it down. New
 // checks and plans it first. Judging the history and keeping the run are
@@ -145,16 +141,6 @@ type run struct {
 	faketime string
 }
 
-// The images of the harness's own programs that a run starts beside a
-// target's (the target's own are NodeImage and ServiceImage).
-const (
-	resourceImage  = "splitbrain/resource:latest"
-	netfilterImage = "splitbrain/netfilter:latest"
-	netfilterMain  = "./nemesis/netfilter/cmd/netfilter"
-	vdsoclockImage = "splitbrain/vdsoclock:latest"
-	vdsoclockMain  = "./nemesis/vdsoclock/cmd/vdsoclock"
-)
-
 // partitions says whether the plan needs packet-filter sidecars: to
 // partition, or to impair packets.
 func (r *run) partitions() bool {
@@ -169,13 +155,11 @@ func (r *run) buildImages(ctx context.Context) error {
 	}
 	builds := []func() error{
 		func() (err error) { r.faketime, err = d.TargetImages(ctx, r.manifest); return err },
-		ours(resourceImage, resourceMain),
 	}
-	if r.partitions() {
-		builds = append(builds, ours(netfilterImage, netfilterMain))
-	}
-	if r.clockSidecars(false) || r.clockSidecars(true) {
-		builds = append(builds, ours(vdsoclockImage, vdsoclockMain))
+	for _, h := range harnessImages {
+		if h.startedBy(r) {
+			builds = append(builds, ours(h.tag, h.main))
+		}
 	}
 	err := parallel.Each(builds, func(build func() error) error { return build() })
 	r.info.Timings.ImageBuild = time.Since(start).Seconds()
