@@ -64,6 +64,7 @@ func rejoins(h []history.Event) (judged int, disruptions []Violation) {
 			cluster[h[i].Node] = true
 		}
 	}
+	clocks := watchClocks(h)
 	var (
 		latest  = map[string]answer{}
 		open    []openFault
@@ -143,7 +144,7 @@ func rejoins(h []history.Event) (judged int, disruptions []Violation) {
 			p := pending
 			stepped := e.Node == p.leader && (!e.IsLeader || e.Token != 0 && p.token != 0 && e.Token != p.token)
 			deposed := e.Node != p.leader && e.IsLeader && (e.Token > p.token || p.token == 0)
-			if (stepped || deposed) && observedSince(e) < h[p.heal].Time {
+			if (stepped || deposed) && observedSince(e, clocks) < h[p.heal].Time {
 				// The answer may tell of a moment before the heal took
 				// effect: the leadership may have ended while the nodes
 				// were still apart (a failover as long as a short cut),
@@ -161,11 +162,13 @@ func rejoins(h []history.Event) (judged int, disruptions []Violation) {
 	return judged, disruptions
 }
 
-// observedSince is the earliest moment a leader event can tell of: a
-// watch line's own time, or when a poll's request left.
-func observedSince(e *history.Event) int64 {
-	if e.At != 0 {
-		return e.At
+// observedSince is the earliest moment leader event e can tell of: a
+// watch line's earliest date by its clock (its At is the node's clock,
+// not run time), a poll's when its request left.
+func observedSince(e *history.Event, clocks map[clock]dating) int64 {
+	if pushed(e) {
+		early, _ := clocks[clockOf(e)].dates(e)
+		return early
 	}
 	return e.Sent
 }
