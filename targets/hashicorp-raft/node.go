@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -37,7 +38,7 @@ const (
 type Node struct {
 	id    string
 	raft  *raft.Raft
-	trans *raft.NetworkTransport
+	trans *gatedTransport
 	log   *wal.WAL
 	meta  *metadb.BoltMetaDB
 }
@@ -75,10 +76,11 @@ func Start(c Config, logs io.Writer) (*Node, error) {
 	if err != nil {
 		return nil, n.fail(err)
 	}
-	n.trans, err = raft.NewTCPTransportWithLogger(c.Bind, advertise, maxPool, transportTimeout, lg.Named("transport"))
+	tcp, err := raft.NewTCPTransportWithLogger(c.Bind, advertise, maxPool, transportTimeout, lg.Named("transport"))
 	if err != nil {
 		return nil, n.fail(err)
 	}
+	n.trans = &gatedTransport{NetworkTransport: tcp}
 	existing, err := raft.HasExistingState(w, w, snaps)
 	if err != nil {
 		return nil, n.fail(err)
@@ -117,10 +119,42 @@ func (n *Node) fail(err error) error {
 	return errors.Join(err, n.log.Close(), n.meta.Close())
 }
 
-// Close shuts raft down and closes its transport and stores.
+// Close shuts raft down and closes its transport and stores. The stores
+// are closed only once no heartbeat is being handled: the library handles
+// one on the transport's goroutine, not raft's, so Shutdown does not wait
+// for it, and a term it saves into a closed store panics.
 func (n *Node) Close() error {
-	err := n.raft.Shutdown().Error()
-	return errors.Join(err, n.trans.Close(), n.log.Close(), n.meta.Close())
+	err := errors.Join(n.raft.Shutdown().Error(), n.trans.Close())
+	n.trans.drain()
+	return errors.Join(err, n.log.Close(), n.meta.Close())
+}
+
+// gatedTransport is the TCP transport with a gate on the heartbeat
+// handler, which drain closes after waiting for the heartbeats in hand.
+// It embeds the transport itself, not the interface, so that raft still
+// finds its optional parts (pre-vote, Close).
+type gatedTransport struct {
+	*raft.NetworkTransport
+	mu     sync.RWMutex
+	closed bool
+}
+
+func (g *gatedTransport) SetHeartbeatHandler(handle func(raft.RPC)) {
+	g.NetworkTransport.SetHeartbeatHandler(func(rpc raft.RPC) {
+		g.mu.RLock()
+		defer g.mu.RUnlock()
+		if g.closed {
+			return // never answered: the peer's RPC times out, as against a node that is gone
+		}
+		handle(rpc)
+	})
+}
+
+// drain waits for the heartbeats being handled and lets no other through.
+func (g *gatedTransport) drain() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.closed = true
 }
 
 // Raft is the library's node.
