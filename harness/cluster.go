@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -71,6 +72,14 @@ type cluster struct {
 	impairment    nemesis.Impairment
 	resourceURL   string
 	started       []started // every container's start, in the order they ended
+
+	// Faults inside a host (inside.go).
+	runID        string
+	processes    map[string][]string // node or member -> the command names a fault may stop
+	inits        map[string]string   // container -> the name found to be its init's
+	signals      atomic.Int64        // names the signallers apart
+	stopSignal   string
+	startTimeout time.Duration // how long a node may take to answer healthy
 }
 
 // started is one container's start, from the request until it ran.
@@ -171,6 +180,11 @@ func (c *cluster) onHost(name string, act func(id string) error) error {
 }
 
 func (c *cluster) Kill(ctx context.Context, name string) error {
+	return c.halt(name, func(id string) error { return c.docker.Kill(ctx, id) })
+}
+
+// halt ends name's host by end, each container told to the guard first.
+func (c *cluster) halt(name string, end func(id string) error) error {
 	return c.onHost(name, func(id string) error {
 		c.guard.expectStop(id)
 		c.mu.RLock()
@@ -180,7 +194,7 @@ func (c *cluster) Kill(ctx context.Context, name string) error {
 			}
 		}
 		c.mu.RUnlock()
-		return c.docker.Kill(ctx, id)
+		return end(id)
 	})
 }
 

@@ -249,6 +249,21 @@ func (d *Docker) Kill(ctx context.Context, id string) error {
 	return err
 }
 
+// Stop stops a container as a deploy does: signal, then SIGKILL after
+// grace. It returns once the container is gone.
+func (d *Docker) Stop(ctx context.Context, id, signal string, grace time.Duration) error {
+	secs := int(grace.Seconds())
+	_, err := d.cli.ContainerStop(ctx, id, client.ContainerStopOptions{Signal: signal, Timeout: &secs})
+	return err
+}
+
+// Signal sends a container's init signal, from the Engine: from outside
+// the container's PID namespace, where even SIGSTOP reaches its init.
+func (d *Docker) Signal(ctx context.Context, id, signal string) error {
+	_, err := d.cli.ContainerKill(ctx, id, client.ContainerKillOptions{Signal: signal})
+	return err
+}
+
 // Restart starts a stopped container again.
 func (d *Docker) Restart(ctx context.Context, id string) error {
 	_, err := d.cli.ContainerStart(ctx, id, client.ContainerStartOptions{})
@@ -350,6 +365,33 @@ func (d *Docker) startBeside(ctx context.Context, s ContainerSpec, capAdd []stri
 		return res.ID, fmt.Errorf("start %s: %v", s.Name, err)
 	}
 	return res.ID, nil
+}
+
+// runToEnd runs a container of the run runID called name, as cfg and
+// host say, until its program ends (within timeout), removes it, and
+// returns its exit code and its log.
+func (d *Docker) runToEnd(ctx context.Context, runID, name string, timeout time.Duration, cfg *container.Config, host *container.HostConfig) (int64, []byte, error) {
+	cfg.Labels = runLabels(runID, name)
+	res, err := d.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Name: "splitbrain-" + runID + "-" + name, Config: cfg, HostConfig: host})
+	if err != nil {
+		return 0, nil, fmt.Errorf("create %s: %v", name, err)
+	}
+	defer d.cli.ContainerRemove(context.WithoutCancel(ctx), res.ID, client.ContainerRemoveOptions{Force: true})
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	wait := d.cli.ContainerWait(ctx, res.ID, client.ContainerWaitOptions{Condition: container.WaitConditionNextExit})
+	if _, err := d.cli.ContainerStart(ctx, res.ID, client.ContainerStartOptions{}); err != nil {
+		return 0, nil, fmt.Errorf("start %s: %v", name, err)
+	}
+	var code int64
+	select {
+	case r := <-wait.Result:
+		code = r.StatusCode
+	case err := <-wait.Error:
+		return 0, nil, fmt.Errorf("%s did not end: %v", name, err)
+	}
+	out, err := d.Logs(ctx, res.ID)
+	return code, out, err
 }
 
 // RestartContainer stops (if running) and starts a container again. A

@@ -140,33 +140,6 @@ const canaryFile = "/tmp/splitbrain-canary.rc"
 // loaded machine.
 const canaryTimeout = 30 * time.Second
 
-// runToEnd runs a container of the run runID called name, as cfg and
-// host say, until its program ends (within timeout), removes it, and
-// returns its exit code and its log.
-func (d *Docker) runToEnd(ctx context.Context, runID, name string, timeout time.Duration, cfg *container.Config, host *container.HostConfig) (int64, []byte, error) {
-	cfg.Labels = runLabels(runID, name)
-	res, err := d.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Name: "splitbrain-" + runID + "-" + name, Config: cfg, HostConfig: host})
-	if err != nil {
-		return 0, nil, fmt.Errorf("create %s: %v", name, err)
-	}
-	defer d.cli.ContainerRemove(context.WithoutCancel(ctx), res.ID, client.ContainerRemoveOptions{Force: true})
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	wait := d.cli.ContainerWait(ctx, res.ID, client.ContainerWaitOptions{Condition: container.WaitConditionNextExit})
-	if _, err := d.cli.ContainerStart(ctx, res.ID, client.ContainerStartOptions{}); err != nil {
-		return 0, nil, fmt.Errorf("start %s: %v", name, err)
-	}
-	var code int64
-	select {
-	case r := <-wait.Result:
-		code = r.StatusCode
-	case err := <-wait.Error:
-		return 0, nil, fmt.Errorf("%s did not end: %v", name, err)
-	}
-	out, err := d.Logs(ctx, res.ID)
-	return code, out, err
-}
-
 // checkFaketime runs the canary in a container of image, with env, the
 // environment of a node or member of that image, and the companions
 // mounted from dir: an error says how libfaketime, as the harness

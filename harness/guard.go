@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -184,7 +185,7 @@ func (g *guard) see(m events.Message) {
 		delete(g.signaled, id)
 		delete(g.oom, id)
 	case events.ActionKill:
-		if !g.stopping[id] {
+		if !g.stopping[id] && !slices.Contains(notKilling, m.Actor.Attributes["signal"]) {
 			g.signaled[id] = m.Actor.Attributes["signal"]
 		}
 	case events.ActionOOM:

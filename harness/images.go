@@ -37,12 +37,14 @@ const aheadBuilds = 3
 // target's (the target's own are NodeImage and ServiceImage), and their
 // main packages, relative to the repository root.
 const (
-	resourceImage  = "splitbrain/resource:latest"
-	resourceMain   = "./workloads/resource/cmd/resource"
-	netfilterImage = "splitbrain/netfilter:latest"
-	netfilterMain  = "./nemesis/netfilter/cmd/netfilter"
-	vdsoclockImage = "splitbrain/vdsoclock:latest"
-	vdsoclockMain  = "./nemesis/vdsoclock/cmd/vdsoclock"
+	resourceImage   = "splitbrain/resource:latest"
+	resourceMain    = "./workloads/resource/cmd/resource"
+	netfilterImage  = "splitbrain/netfilter:latest"
+	netfilterMain   = "./nemesis/netfilter/cmd/netfilter"
+	vdsoclockImage  = "splitbrain/vdsoclock:latest"
+	vdsoclockMain   = "./nemesis/vdsoclock/cmd/vdsoclock"
+	procsignalImage = "splitbrain/procsignal:latest"
+	procsignalMain  = "./nemesis/procsignal/cmd/procsignal"
 )
 
 // harnessImage is the image of one of the harness's own programs, built
@@ -53,11 +55,13 @@ type harnessImage struct {
 }
 
 // harnessImages are the resource, the packet-filter and the clock
-// sidecars: Images makes them all, a run those it starts.
+// sidecars, and the process signaller: Images makes them all, a run those
+// it starts.
 var harnessImages = []harnessImage{
 	{resourceImage, resourceMain, func(*run) bool { return true }},
 	{netfilterImage, netfilterMain, (*run).partitions},
 	{vdsoclockImage, vdsoclockMain, func(r *run) bool { return r.clockSidecars(false) || r.clockSidecars(true) }},
+	{procsignalImage, procsignalMain, (*run).stopsProcesses},
 }
 
 // Images makes every image that runs of targets ms build, from the

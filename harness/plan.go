@@ -134,6 +134,16 @@ func planFaults(cfg Config, m targets.Manifest) (faultPlan, error) {
 			if f.Kind == nemesis.Clock && !f.OnServices && m.Clock == targets.ClockNone {
 				blind = append(blind, f.Name)
 			}
+			if f.Kind == nemesis.PauseProcess && !namesProcesses(m, f.OnServices) {
+				where := "processes in its " + targets.ManifestFile
+				if f.OnServices {
+					where = "processes under a service in its " + targets.ManifestFile
+				}
+				return faultPlan{}, badInput("--nemesis %s: target %s names no process a fault may stop (%s)", f.Name, m.Name, where)
+			}
+			if f.Process != "" && !slices.Contains(m.Processes, f.Process) {
+				return faultPlan{}, badInput("--nemesis %s: target %s names no %s process (processes in its %s)", f.Name, m.Name, f.Process, targets.ManifestFile)
+			}
 			if f.Kind == nemesis.Clock && f.OnServices && !skewable {
 				return faultPlan{}, badInput("--nemesis %s: no service of target %s has clock: %s or %s in its %s", f.Name, m.Name, targets.ClockFaketime, targets.ClockProcess, targets.ManifestFile)
 			}
@@ -150,6 +160,15 @@ func planFaults(cfg Config, m targets.Manifest) (faultPlan, error) {
 			strings.Join(blind, ", "), m.Name, targets.ClockNone, targets.ManifestFile))
 	}
 	return p, nil
+}
+
+// namesProcesses says whether m names processes a fault may stop in its
+// nodes, or in some service's members.
+func namesProcesses(m targets.Manifest, services bool) bool {
+	if !services {
+		return len(m.Processes) > 0
+	}
+	return slices.ContainsFunc(m.Services, func(s targets.Service) bool { return len(s.Processes) > 0 })
 }
 
 // distinct is names without repeats, in their first order.

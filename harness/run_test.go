@@ -124,6 +124,35 @@ func TestRaftUnderPacketFaultsAndFlap(t *testing.T) {
 	}
 }
 
+// One process stopped, the leader stopped gracefully and every node
+// restarted in turn: valid, each in the history, the rolling restart
+// with a stop and a start of each node.
+func TestRaftUnderFaultsInsideAHost(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.Schedule = filepath.Join(t.TempDir(), "schedule.json")
+	schedule := `{"faults": [
+		{"at_s": 1, "fault": "pause-process-leader", "for_s": 2, "aim": 1},
+		{"at_s": 5, "fault": "stop-leader", "for_s": 2, "aim": 2},
+		{"at_s": 10, "fault": "restart-rolling", "for_s": 1, "aim": 3}]}`
+	if err := os.WriteFile(cfg.Schedule, []byte(schedule), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg.NemesisInterval, cfg.TimeLimit = 0, 20*time.Second
+	out := runValid(t, cfg)
+	harnesstest.FaultsTookEffect(t, out.Info.Faults, []string{"pause-process-leader", "stop-leader", "restart-rolling"})
+	turns := map[string][]string{}
+	for _, e := range harnesstest.History(t, out.Dir) {
+		if e.Type == history.Nemesis && e.F == "restart-rolling" && e.Error == "" {
+			turns[e.Phase] = append(turns[e.Phase], e.Value)
+		}
+	}
+	// Three stops, three starts, and the heal of the whole.
+	if len(turns[history.Inject]) != 3 || len(turns[history.Heal]) != 4 {
+		t.Errorf("the rolling restart's history: %q", turns)
+	}
+}
+
 func TestUnfencedResourceRunsAndReports(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)

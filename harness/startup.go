@@ -34,6 +34,7 @@ func (r *run) startCluster(ctx context.Context) error {
 		func(ctx context.Context) error { return r.startServices(ctx, withNodes) },
 		r.waitNodes,
 		func(ctx context.Context) error { return r.startServices(ctx, afterNodes) },
+		r.checkProcesses,
 	} {
 		if err := step(ctx); err != nil {
 			return err
@@ -56,6 +57,8 @@ func (r *run) planCluster(ctx context.Context) error {
 		skewable: skewableServices(r.manifest, r.cfg.Nodes),
 		beside:   map[string]string{},
 		ids:      map[string]string{}, ips: map[string]netip.Addr{}, sidecars: map[string]string{}, clockSidecars: map[string]string{},
+		runID: r.info.ID, processes: map[string][]string{}, inits: map[string]string{},
+		stopSignal: r.manifest.StopSignal, startTimeout: r.cfg.StartTimeout,
 	}
 	var members []targets.Member
 	for _, s := range r.manifest.Services {
@@ -65,6 +68,11 @@ func (r *run) planCluster(ctx context.Context) error {
 	c.leaderCommands = map[string][]string{}
 	for _, s := range r.manifest.Services {
 		c.leaderCommands[s.Name] = s.Leader
+	}
+	for _, s := range r.manifest.Services {
+		for _, name := range s.MemberNames(r.cfg.Nodes) {
+			c.processes[name] = s.Processes
+		}
 	}
 	for _, m := range members {
 		c.services = append(c.services, m.Name)
@@ -78,6 +86,7 @@ func (r *run) planCluster(ctx context.Context) error {
 	}
 	for i := 1; i <= r.cfg.Nodes; i++ {
 		c.nodes = append(c.nodes, fmt.Sprintf("n%d", i))
+		c.processes[c.nodes[i-1]] = r.manifest.Processes
 	}
 	if c.hosts, err = addressPlan(subnet, c.nodes, members); err != nil {
 		return err

@@ -38,6 +38,9 @@ type Fault struct {
 	// Lasts: a fault that acts over time (a flap) is held at least this
 	// long from its strike, whether or not the cluster reacted sooner.
 	Lasts time.Duration
+	// Process: the command name of the one process a fault stops (a
+	// JVM's), which the target's manifest must name.
+	Process string
 	// Needs: the kernel mechanism a packet fault stands on, which a run
 	// checks before anything starts.
 	Needs  Mechanism
@@ -57,7 +60,18 @@ const (
 	Partition Kind = "partition" // drop packets between containers
 	Clock     Kind = "clock"     // skew clocks
 	Packet    Kind = "packet"    // lose, delay or slow packets on some links
+	// PauseProcess stops one process of a container (SIGSTOP), the rest
+	// running on, continued at heal.
+	PauseProcess Kind = "pause-process"
+	// Stop stops containers as a deploy does (their stop signal, then a
+	// kill after a grace), started again at heal or in turn.
+	Stop Kind = "stop"
 )
+
+// Restarts says whether a fault of kind k is healed by starting
+// containers again, which takes as long as they take to start: a heal
+// that is slow then is not late.
+func (k Kind) Restarts() bool { return k == Kill || k == Stop }
 
 // Target says which containers a kill or pause hits: nodes, or one of the
 // target's services.
@@ -132,9 +146,17 @@ var families = map[string][]string{
 		"partition-resource",
 		"partition-all",
 	},
-	"clock":   {"clock-bump", "clock-strobe", "clock-rate"},
-	"packet":  {"packet-loss", "packet-delay", "packet-slow"},
-	"flap":    {"flap"},
+	"clock":  {"clock-bump", "clock-strobe", "clock-rate"},
+	"packet": {"packet-loss", "packet-delay", "packet-slow"},
+	"flap":   {"flap"},
+	// A process stopped weighs as a container frozen: the leader's
+	// thrice, a minority's twice.
+	"pause-process": {
+		"pause-process-leader", "pause-process-leader", "pause-process-leader",
+		"pause-process-one",
+		"pause-process-minority", "pause-process-minority",
+	},
+	"deploy":  {"stop-leader", "restart-rolling"},
 	"service": {"kill-service", "pause-service", "partition-service"},
 }
 
@@ -155,6 +177,12 @@ var catalogue = func() map[string]Fault {
 		add(nodeFault(Kill, t, "killed", Cluster.Kill, Cluster.Restart))
 		add(nodeFault(Pause, t, "froze", Cluster.Pause, Cluster.Resume))
 	}
+	for _, t := range []Target{Leader, One, Minority, Service} {
+		add(pauseProcess(t))
+	}
+	add(pauseProcessGC)
+	add(stopLeader)
+	add(restartRolling)
 	add(partition("partition-leader", func(c Cluster, rng *rand.Rand) Grudge {
 		return IsolateNode(c.Nodes(), leaderOr(c, rng))
 	}))

@@ -40,6 +40,20 @@ type Cluster interface {
 	Restart(ctx context.Context, node string) error
 	Pause(ctx context.Context, node string) error
 	Resume(ctx context.Context, node string) error
+	// Processes are the command names of the processes of container
+	// name (a node or a service member) that its manifest lets a fault
+	// stop.
+	Processes(name string) []string
+	// StopProcess sends SIGSTOP to every process named comm in container
+	// name, and ContinueProcess SIGCONT; none named so is an error.
+	StopProcess(ctx context.Context, name, comm string) error
+	ContinueProcess(ctx context.Context, name, comm string) error
+	// Stop stops a node as a deploy does, with its manifest's stop
+	// signal and a kill after a grace, and returns once it is gone;
+	// Restart starts it again.
+	Stop(ctx context.Context, node string) error
+	// WaitHealthy waits until node answers GET /health with 200.
+	WaitHealthy(ctx context.Context, node string) error
 	// Partition replaces the packet-filter rules of every container with
 	// a filter (the nodes, and service members of their own in a run whose
 	// faults cut them) by g; an empty grudge heals.

@@ -62,7 +62,7 @@ func TestTaxonomy(t *testing.T) {
 			}
 		}
 	}
-	kinds := []Kind{Kill, Pause, Partition, Clock, Packet}
+	kinds := []Kind{Kill, Pause, Partition, Clock, Packet, PauseProcess, Stop}
 	for name, f := range catalogue {
 		if f.Name != name {
 			t.Errorf("%s is catalogued as %s", f.Name, name)
@@ -172,6 +172,10 @@ type services struct {
 	leader   string
 	impaired Grudge
 	how      Impairment
+	// noProcesses: the manifest names no process a fault may stop; procs
+	// are those of the nodes when it names others than etcd.
+	noProcesses bool
+	procs       []string
 }
 
 func (c *services) ServiceClusters() []ServiceCluster            { return c.clusters }
@@ -195,6 +199,25 @@ func (c *services) Kill(_ context.Context, n string) error    { return c.record(
 func (c *services) Restart(_ context.Context, n string) error { return c.record("restart", n) }
 func (c *services) Pause(_ context.Context, n string) error   { return c.record("pause", n) }
 func (c *services) Resume(_ context.Context, n string) error  { return c.record("resume", n) }
+func (c *services) Processes(n string) []string {
+	switch {
+	case c.noProcesses:
+		return nil
+	case strings.HasPrefix(n, "n") && c.procs != nil:
+		return c.procs
+	case strings.HasPrefix(n, "n"):
+		return []string{"etcd"}
+	}
+	return []string{"java", "agent"}
+}
+func (c *services) StopProcess(_ context.Context, n, comm string) error {
+	return c.record("stop "+comm+" in", n)
+}
+func (c *services) ContinueProcess(_ context.Context, n, comm string) error {
+	return c.record("continue "+comm+" in", n)
+}
+func (c *services) Stop(_ context.Context, n string) error        { return c.record("stop", n) }
+func (c *services) WaitHealthy(_ context.Context, n string) error { return c.record("healthy", n) }
 func (c *services) Partition(_ context.Context, g Grudge) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()

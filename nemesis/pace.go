@@ -77,9 +77,9 @@ type Hold struct {
 // holdOf is how long to keep f in effect once the cluster reacted to it.
 func (p Pace) holdOf(f Fault) Hold {
 	switch {
-	case f.Kind == Kill:
+	case f.Kind.Restarts():
 		return Hold{UntilSilence: true}
-	case f.Kind == Pause && !f.OnServices:
+	case (f.Kind == Pause || f.Kind == PauseProcess) && !f.OnServices:
 		return Hold{For: p.Thaw, UntilWrite: true}
 	}
 	return Hold{For: p.Hold, Least: f.Lasts}

@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -114,7 +113,6 @@ func LinksOf(c Cluster, nodes []string) Grudge {
 const (
 	minFlap, maxFlap = 500 * time.Millisecond, 15 * time.Second
 	flapLasts        = 20 * time.Second
-	flapStepTimeout  = 10 * time.Second
 )
 
 // flapPeriod draws one cut's or one heal's length.
@@ -143,56 +141,18 @@ var flap = Fault{Name: "flap", Kind: Partition, Family: "flap", Lasts: flapLasts
 	for i, d := range periods {
 		words[i] = map[bool]string{true: "cut ", false: "healed "}[i%2 == 0] + d.String()
 	}
-	draw := func() time.Duration { return flapPeriod(rng) }
-	stop, stopped := make(chan struct{}), make(chan struct{})
-	// Room for every toggle of a flap held many times flapLasts: none is
-	// waited on, and none is lost while the Nemesis reads them.
-	toggles := make(chan Toggle, 256)
-	var mu sync.Mutex
-	var flapErr error
-	go func() {
-		defer close(stopped)
-		defer close(toggles)
-		for i, on := 0, true; ; i++ {
-			var d time.Duration
-			if i < len(periods) {
-				d = periods[i]
-			} else {
-				d = draw()
-			}
-			select {
-			case <-stop:
-				return
-			case <-time.After(d):
-			}
-			g, what := Grudge(nil), node+"'s links healed, in a flap"
-			if on = !on; on {
-				g, what = cut, node+" cut from every other node, in a flap"
-			}
-			step, cancel := context.WithTimeout(context.WithoutCancel(ctx), flapStepTimeout)
-			st := Toggle{Cut: on, What: what, Sent: time.Now()}
-			if st.Err = c.Partition(step, g); st.Err != nil {
-				mu.Lock()
-				flapErr = st.Err
-				mu.Unlock()
-			}
-			cancel()
-			select {
-			case toggles <- st:
-			default: // no reader keeps up: the history misses a toggle, never the fault its heal
-			}
+	toggles, stop := toggling(ctx, periods, func(bool) time.Duration { return flapPeriod(rng) }, func(ctx context.Context, on bool) (string, error) {
+		if on {
+			return node + " cut from every other node, in a flap", c.Partition(ctx, cut)
 		}
-	}()
+		return node + "'s links healed, in a flap", c.Partition(ctx, nil)
+	})
 	a := Applied{
 		Nodes:   []string{node},
 		What:    fmt.Sprintf("%s flapping, cut from every other node and healed over and over: %s...", node, strings.Join(words, ", ")),
 		Toggles: toggles,
 		Heal: func(ctx context.Context) error {
-			close(stop)
-			<-stopped
-			mu.Lock()
-			err := flapErr
-			mu.Unlock()
+			err := stop()
 			if herr := c.Partition(ctx, nil); herr != nil {
 				return herr
 			}

@@ -118,6 +118,8 @@ func TestFaultColourIsKind(t *testing.T) {
 		"partition-service": "partition",
 		"clock-service":     "clock",
 		"packet-delay":      "packet",
+		"pause-process-one": "pause-process",
+		"restart-rolling":   "stop",
 		"pause":             "other",
 		"kill-":             "other",
 	} {

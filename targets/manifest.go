@@ -25,6 +25,18 @@ const ManifestFile = "target.yaml"
 // DefaultPort is the node API port when a manifest names none.
 const DefaultPort = contract.DefaultPort
 
+// DefaultStopSignal is Manifest.StopSignal when a manifest gives none:
+// what Docker and Kubernetes send.
+const DefaultStopSignal = "SIGTERM"
+
+// StopSignals are the signals a manifest may name to stop a node
+// gracefully.
+var StopSignals = []string{"SIGTERM", "SIGINT", "SIGQUIT", "SIGHUP", "SIGUSR1", "SIGUSR2"}
+
+// MaxCommLen is the longest command name the kernel keeps of a process
+// (TASK_COMM_LEN less its NUL).
+const MaxCommLen = 15
+
 // DefaultZones is Manifest.Zones when a manifest gives none: three, as a
 // cloud region's availability zones, so that no zone holds a majority.
 const DefaultZones = 3
@@ -85,6 +97,16 @@ type Manifest struct {
 	// and the services' members over, round robin; DefaultZones when not
 	// given.
 	Zones int `yaml:"zones"`
+	// Processes are the command names of the node's processes that
+	// pause-process may stop (a member under its agent, a JVM), each
+	// while the rest of the container runs on: the name the kernel keeps
+	// (/proc/PID/comm, its executable's name cut to 15 bytes). None:
+	// pause-process refuses the target.
+	Processes []string `yaml:"processes"`
+	// StopSignal is the signal a graceful stop sends a node (stop-leader,
+	// restart-rolling), as a deploy's does: DefaultStopSignal when not
+	// given. A node not stopped within StopGrace is killed.
+	StopSignal string `yaml:"stop_signal"`
 
 	// Dir is the absolute folder the manifest was read from.
 	Dir string `yaml:"-"`
@@ -129,6 +151,9 @@ type Service struct {
 	// fault may skew through libfaketime (a Redis whose keys expire by it);
 	// empty for one it may not.
 	Clock string `yaml:"clock"`
+	// Processes are the command names of a member's processes that
+	// pause-process-service may stop, as Manifest.Processes.
+	Processes []string `yaml:"processes"`
 	// Start says when the service starts: "before-nodes" (the default: the
 	// nodes may need it from their first moment) or "after-nodes" (it
 	// needs the nodes, as a Sentinel must resolve its primary's name).
@@ -239,6 +264,9 @@ func Load(dir string) (Manifest, error) {
 	if m.Zones == 0 {
 		m.Zones = DefaultZones
 	}
+	if m.StopSignal == "" {
+		m.StopSignal = DefaultStopSignal
+	}
 	for i := range m.Services {
 		if m.Services[i].Start == "" {
 			m.Services[i].Start = StartBeforeNodes
@@ -269,6 +297,11 @@ func (m Manifest) validate() error {
 		return fmt.Errorf("zones %d: want 2 or 3", m.Zones)
 	case m.Clock == ClockFaketime && m.Build.Dockerfile == "" && len(m.Build.Debian) == 0:
 		return fmt.Errorf("clock: %s needs libfaketime in the node image: a FROM scratch image has none (add build.debian)", ClockFaketime)
+	case !slices.Contains(StopSignals, m.StopSignal):
+		return fmt.Errorf("stop_signal %q: want one of %s", m.StopSignal, strings.Join(StopSignals, ", "))
+	}
+	if err := validateProcesses(m.Processes, "processes"); err != nil {
+		return err
 	}
 	if err := m.Build.validate(m.Dir, "build"); err != nil {
 		return err
@@ -346,7 +379,24 @@ func (s Service) validate(dir, field string) error {
 	if err := s.Build.validate(dir, field+".build"); err != nil {
 		return err
 	}
+	if err := validateProcesses(s.Processes, field+".processes"); err != nil {
+		return err
+	}
 	return validateEnv(s.Env, field+".env")
+}
+
+// validateProcesses refuses a command name the kernel could not keep: a
+// path, a blank, one longer than it keeps (which would never match).
+func validateProcesses(names []string, field string) error {
+	for _, n := range names {
+		switch {
+		case n == "" || strings.ContainsAny(n, "/ \t\n"):
+			return fmt.Errorf("%s: %q is not a command name (the executable's name, no path)", field, n)
+		case len(n) > MaxCommLen:
+			return fmt.Errorf("%s: %q is longer than the %d bytes the kernel keeps of a command name: give %q", field, n, MaxCommLen, n[:MaxCommLen])
+		}
+	}
+	return nil
 }
 
 // Faces says whether a nemesis family can reach the target at all: the

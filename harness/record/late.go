@@ -25,7 +25,7 @@ func lateFaults(faults []checkers.FaultEffect) []string {
 		if f.InjectMS > float64(lateAfter.Milliseconds()) {
 			parts = append(parts, fmt.Sprintf("in effect after %.1f s", f.InjectMS/1000))
 		}
-		if fault, _ := nemesis.Lookup(f.Fault); fault.Kind != nemesis.Kill && f.HealMS > float64(lateAfter.Milliseconds()) {
+		if fault, _ := nemesis.Lookup(f.Fault); !fault.Kind.Restarts() && f.HealMS > float64(lateAfter.Milliseconds()) {
 			parts = append(parts, fmt.Sprintf("healed after %.1f s", f.HealMS/1000))
 		}
 		if len(parts) > 0 {

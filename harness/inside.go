@@ -1,0 +1,148 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/moby/moby/api/types/container"
+
+	"github.com/splitbrain/splitbrain/contract"
+	"github.com/splitbrain/splitbrain/internal/parallel"
+	"github.com/splitbrain/splitbrain/nemesis"
+	"github.com/splitbrain/splitbrain/nemesis/procsignal"
+	"github.com/splitbrain/splitbrain/targets"
+)
+
+// Faults inside a host reach one process of a container through a
+// throwaway container in its PID namespace (nemesis/procsignal), which
+// needs nothing of the target's image, and stop containers as a deploy
+// does, with the manifest's stop signal.
+
+// stopsProcesses says whether the plan stops processes, and so needs the
+// signaller's image.
+func (r *run) stopsProcesses() bool {
+	return slices.ContainsFunc(r.faults, func(f nemesis.Fault) bool { return f.Kind == nemesis.PauseProcess })
+}
+
+// StopGrace is how long a graceful stop waits for a node to exit before
+// it kills it: Docker's and Kubernetes' default is longer (10 s, 30 s),
+// but a node of a test cluster that has not stopped in 5 s will not.
+const StopGrace = 5 * time.Second
+
+// signalTimeout bounds one signaller's run; it takes well under a second.
+const signalTimeout = 15 * time.Second
+
+// Processes are the command names the manifest lets a fault stop in
+// container name.
+func (c *cluster) Processes(name string) []string { return c.processes[name] }
+
+func (c *cluster) StopProcess(ctx context.Context, name, comm string) error {
+	return c.signalProcess(ctx, name, comm, procsignal.Stop, "SIGSTOP")
+}
+
+func (c *cluster) ContinueProcess(ctx context.Context, name, comm string) error {
+	return c.signalProcess(ctx, name, comm, procsignal.Continue, "SIGCONT")
+}
+
+// signalProcess takes action on the processes named comm in container
+// name: the signaller signals those it may, and the Engine the
+// container's init, which no process of its own namespace can stop. A
+// name found to be init's once is signalled by the Engine alone after
+// that: a container restarted runs the same program as its init.
+func (c *cluster) signalProcess(ctx context.Context, name, comm, action, signal string) error {
+	c.mu.RLock()
+	id, init := c.ids[name], c.inits[name] == comm
+	c.mu.RUnlock()
+	if init {
+		return c.docker.Signal(ctx, id, signal)
+	}
+	r, err := c.signaller(ctx, name, action, comm)
+	if err != nil {
+		return err
+	}
+	if !r.Found() {
+		return fmt.Errorf("no process named %q runs in %s (processes in its %s)", comm, c.kind(name), targets.ManifestFile)
+	}
+	if !r.Init {
+		return nil
+	}
+	c.mu.Lock()
+	c.inits[name] = comm
+	c.mu.Unlock()
+	return c.docker.Signal(ctx, id, signal)
+}
+
+// checkProcesses makes sure, in a run that stops processes, that every
+// process the manifest names runs in each container it names it for,
+// once the cluster is up: a name that never appears is bad input, found
+// before a fault would fail on it mid-run.
+func (r *run) checkProcesses(ctx context.Context) error {
+	if !r.stopsProcesses() {
+		return nil
+	}
+	c := r.cluster
+	var names []string
+	for _, name := range append(slices.Clone(c.nodes), c.services...) {
+		if len(c.processes[name]) > 0 {
+			names = append(names, name)
+		}
+	}
+	return parallel.Each(names, func(name string) error {
+		running, err := c.listProcesses(ctx, name)
+		if err != nil {
+			return err
+		}
+		for _, comm := range c.processes[name] {
+			if !slices.Contains(running, procsignal.Cut(comm)) {
+				return badInput("%s: processes: no process named %q runs in %s once it is up (it runs %s)", targets.ManifestFile, comm, c.kind(name), strings.Join(running, ", "))
+			}
+		}
+		return nil
+	})
+}
+
+// listProcesses names the processes that run in container name.
+func (c *cluster) listProcesses(ctx context.Context, name string) ([]string, error) {
+	r, err := c.signaller(ctx, name, procsignal.List, "")
+	return r.Running, err
+}
+
+// signaller runs the signaller in container name's PID namespace.
+func (c *cluster) signaller(ctx context.Context, name, action, comm string) (procsignal.Result, error) {
+	c.mu.RLock()
+	id := c.ids[name]
+	c.mu.RUnlock()
+	code, out, err := c.docker.runToEnd(ctx, c.runID, fmt.Sprintf("%s-%s-%d", name, action, c.signals.Add(1)), signalTimeout,
+		&container.Config{Image: procsignalImage, Cmd: []string{action, comm}},
+		&container.HostConfig{PidMode: container.PidMode("container:" + id), NetworkMode: "none"})
+	if err != nil {
+		return procsignal.Result{}, fmt.Errorf("%s %s in %s: %v", action, comm, name, err)
+	}
+	var r procsignal.Result
+	if code != 0 || json.Unmarshal(lastLine(out), &r) != nil {
+		return r, fmt.Errorf("%s %s in %s: the signaller exited %d: %s", action, comm, name, code, strings.TrimSpace(tail(out, 3)))
+	}
+	return r, nil
+}
+
+// Stop stops a node as a deploy does, and the members beside it with it,
+// as Kill does.
+func (c *cluster) Stop(ctx context.Context, name string) error {
+	return c.halt(name, func(id string) error { return c.docker.Stop(ctx, id, c.stopSignal, StopGrace) })
+}
+
+// WaitHealthy waits until node answers GET /health with 200, for as long
+// as a node may take to start.
+func (c *cluster) WaitHealthy(ctx context.Context, node string) error {
+	_, err := waitAll(ctx, []string{node}, c.startTimeout, func(n string) string { return c.NodeURL(n) + contract.HealthPath })
+	return err
+}
+
+// notKilling are the signals, by the numbers the Engine's events give
+// them (Linux's), that stop or continue a container's process and cannot
+// end it: a pause-process's, not a kill from outside.
+var notKilling = []string{"19", "18"} // SIGSTOP, SIGCONT
