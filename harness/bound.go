@@ -14,7 +14,7 @@ func (c Config) limit(s nemesis.Schedule) time.Duration {
 	if s.Steady == 0 {
 		return c.TimeLimit
 	}
-	return s.Ceiling(c.StartTimeout)
+	return s.Ceiling(c.StartTimeout, c.Nodes)
 }
 
 // faultsOver notes how the faults of a run bounded by them ended, took

@@ -16,7 +16,7 @@ func TestFaultsOver(t *testing.T) {
 	cfg := DefaultConfig()
 	pace := nemesis.Pace{Settle: time.Second, Wait: 6 * time.Second, React: 5 * time.Second, Hold: 3 * time.Second, Thaw: time.Second}
 	bounded := nemesis.Bounded([][]string{{"kill-leader"}}, 2, pace, 0, 1)
-	ceiling := bounded.Ceiling(cfg.StartTimeout)
+	ceiling := bounded.Ceiling(cfg.StartTimeout, cfg.Nodes)
 	nem := nemesis.New(bounded, nil, 1, nil, nil) // never run: never spent
 	for _, c := range []struct {
 		schedule  nemesis.Schedule

@@ -122,7 +122,7 @@ func TestPrepareFaultBound(t *testing.T) {
 	if len(s.Faults) != 6 || s.Pace == nil || s.Steady != s.Pace.Wait {
 		t.Fatalf("schedule %+v: want 6 paced faults, steady for the pace's wait", s)
 	}
-	if got, want := cfg.limit(s), s.Ceiling(cfg.StartTimeout); got != want || got <= cfg.TimeLimit {
+	if got, want := cfg.limit(s), s.Ceiling(cfg.StartTimeout, cfg.Nodes); got != want || got <= cfg.TimeLimit {
 		t.Errorf("limit %s, want the ceiling %s", got, want)
 	}
 	if !strings.HasSuffix(r.info.Command, " --faults=6") {

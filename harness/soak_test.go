@@ -55,9 +55,12 @@ func TestShortSoak(t *testing.T) {
 		t.Errorf("raft came back %s after the soak", out.Report.Valid)
 	}
 	// A fault a second is planned; restarts of killed nodes take
-	// seconds, which delays the faults after them.
-	if n := len(out.Info.Faults); n < 40 {
-		t.Errorf("%d faults in two minutes, want at least one every three seconds", n)
+	// seconds, which delays the faults after them, as many as the
+	// machine's Engine makes them: 39 in a cold CI on an Engine whose
+	// storage driver is fuse-overlayfs, 60 and more on overlay2. What
+	// this guards is a nemesis that keeps striking for the two minutes.
+	if n := len(out.Info.Faults); n < 20 {
+		t.Errorf("%d faults in two minutes, want at least one every six seconds", n)
 	}
 
 	samples := out.Info.Controller

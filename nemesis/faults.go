@@ -38,6 +38,9 @@ type Fault struct {
 	// Lasts: a fault that acts over time (a flap) is held at least this
 	// long from its strike, whether or not the cluster reacted sooner.
 	Lasts time.Duration
+	// EachNode: the fault takes every node in turn (a rolling restart),
+	// so it may take as long as a restart of each.
+	EachNode bool
 	// Process: the command name of the one process a fault stops (a
 	// JVM's), which the target's manifest must name.
 	Process string

@@ -171,7 +171,7 @@ const rollStepTimeout = time.Minute
 // upgrade does. The first stop is the fault's strike; each later stop and
 // every start are its toggles, so the history holds every node's turn. Its
 // heal waits for the last node's turn: a roll begun is finished.
-var restartRolling = Fault{Name: "restart-rolling", Kind: Stop, Family: "deploy", inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
+var restartRolling = Fault{Name: "restart-rolling", Kind: Stop, Family: "deploy", EachNode: true, inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
 	order, how := rollOrder(c.Nodes(), c.Leader(), rng)
 	toggles := make(chan Toggle, 2*len(order))
 	done := make(chan error, 1)

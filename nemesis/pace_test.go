@@ -355,15 +355,19 @@ func TestCeiling(t *testing.T) {
 	groups := [][]string{families["kill"]}
 	restart := 30 * time.Second
 	// Each fault 5 + 2 + 3 + 30 s; after the last, 30 + 2 x 5 s.
-	if got, want := Bounded(groups, 4, testPace, 0, 7).Ceiling(restart), 4*40*time.Second+40*time.Second; got != want {
+	if got, want := Bounded(groups, 4, testPace, 0, 7).Ceiling(restart, 3), 4*40*time.Second+40*time.Second; got != want {
 		t.Errorf("paced: ceiling %s, want %s", got, want)
 	}
 	// The last heal at 20 s, then 30 + 2 x 5 s.
-	if got, want := Bounded(groups, 2, testPace, 8*time.Second, 7).Ceiling(restart), 60*time.Second; got != want {
+	if got, want := Bounded(groups, 2, testPace, 8*time.Second, 7).Ceiling(restart, 3), 60*time.Second; got != want {
 		t.Errorf("on a rhythm: ceiling %s, want %s", got, want)
 	}
 	// A flap lasts 20 s, past React and hold: each 5 + 20 + 30 s.
-	if got, want := Bounded([][]string{{"flap"}}, 2, testPace, 0, 7).Ceiling(restart), 2*55*time.Second+40*time.Second; got != want {
+	if got, want := Bounded([][]string{{"flap"}}, 2, testPace, 0, 7).Ceiling(restart, 3), 2*55*time.Second+40*time.Second; got != want {
 		t.Errorf("flaps: ceiling %s, want %s", got, want)
+	}
+	// A rolling restart of 3 nodes may restart each: 5 + 2 + 3 + 3 x 30 s.
+	if got, want := Bounded([][]string{{"restart-rolling"}}, 1, testPace, 0, 7).Ceiling(restart, 3), 100*time.Second+40*time.Second; got != want {
+		t.Errorf("a roll: ceiling %s, want %s", got, want)
 	}
 }

@@ -85,14 +85,15 @@ func Bounded(groups [][]string, n int, pace Pace, interval time.Duration, seed u
 	return s
 }
 
-// Ceiling is the longest a schedule bounded by its faults may take, each
-// restart taking at most restart: a run that reaches it has not tested
-// what it planned. Paced, each fault may wait its Wait to strike, its
-// React to be healed unnoticed and its longest hold (or as long as it
-// lasts, if longer), and a restart; on a
-// rhythm, the faults end with the plan. After the last heal: a restart,
-// then a Steady for the cluster to settle and one to see it steady.
-func (s Schedule) Ceiling(restart time.Duration) time.Duration {
+// Ceiling is the longest a schedule bounded by its faults may take on a
+// cluster of nodes, each restart taking at most restart: a run that
+// reaches it has not tested what it planned. Paced, each fault may wait
+// its Wait to strike, its React to be healed unnoticed and its longest
+// hold (or as long as it lasts, if longer), and a restart, or one per
+// node for a fault that takes every node in turn; on a rhythm, the
+// faults end with the plan. After the last heal: a restart, then a
+// Steady for the cluster to settle and one to see it steady.
+func (s Schedule) Ceiling(restart time.Duration, nodes int) time.Duration {
 	after := restart + 2*s.Steady
 	if s.Pace == nil {
 		var end time.Duration
@@ -104,7 +105,12 @@ func (s Schedule) Ceiling(restart time.Duration) time.Duration {
 	p := s.Pace
 	var total time.Duration
 	for _, name := range s.Faults {
-		total += p.Wait + max(p.React+max(p.Hold, p.Thaw), catalogue[name].Lasts) + restart
+		f := catalogue[name]
+		restarts := time.Duration(1)
+		if f.EachNode {
+			restarts = time.Duration(max(1, nodes))
+		}
+		total += p.Wait + max(p.React+max(p.Hold, p.Thaw), f.Lasts) + restarts*restart
 	}
 	return total + after
 }
