@@ -91,24 +91,43 @@ func (r *run) checkProcesses(ctx context.Context) error {
 			names = append(names, name)
 		}
 	}
-	return parallel.Each(names, func(name string) error {
-		running, err := c.listProcesses(ctx, name)
+	missing := make([]string, len(names)) // by container: the first name that does not run there
+	running := make([][]string, len(names))
+	err := parallel.Each(names, func(name string) error {
+		i := slices.Index(names, name)
+		r, err := c.signaller(ctx, name, procsignal.List, "")
 		if err != nil {
 			return err
 		}
+		running[i] = r.Running
 		for _, comm := range c.processes[name] {
-			if !slices.Contains(running, procsignal.Cut(comm)) {
-				return badInput("%s: processes: no process named %q runs in %s once it is up (it runs %s)", targets.ManifestFile, comm, c.kind(name), strings.Join(running, ", "))
+			if !slices.Contains(r.Running, procsignal.Cut(comm)) && missing[i] == "" {
+				missing[i] = comm
+			}
+			if procsignal.Cut(comm) == r.InitComm {
+				c.mu.Lock()
+				c.inits[name] = comm // the Engine signals it, at once
+				c.mu.Unlock()
 			}
 		}
 		return nil
 	})
-}
-
-// listProcesses names the processes that run in container name.
-func (c *cluster) listProcesses(ctx context.Context, name string) ([]string, error) {
-	r, err := c.signaller(ctx, name, procsignal.List, "")
-	return r.Running, err
+	if err != nil {
+		return err
+	}
+	// One line: the first name missing, and every container it is missing in.
+	first := slices.IndexFunc(missing, func(comm string) bool { return comm != "" })
+	if first < 0 {
+		return nil
+	}
+	var where []string
+	for i, comm := range missing {
+		if comm == missing[first] {
+			where = append(where, c.kind(names[i]))
+		}
+	}
+	return badInput("%s: processes: no process named %q runs in %s once up (%s runs %s)", targets.ManifestFile,
+		missing[first], strings.Join(where, ", "), names[first], strings.Join(running[first], ", "))
 }
 
 // signaller runs the signaller in container name's PID namespace.

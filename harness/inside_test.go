@@ -14,14 +14,14 @@ import (
 // container name by its command name: "T" for one stopped.
 func states(t *testing.T, c *cluster, name string) map[string]string {
 	t.Helper()
-	top, err := c.docker.cli.ContainerTop(context.Background(), c.ids[name], client.ContainerTopOptions{Arguments: []string{"-o", "stat,comm"}})
+	top, err := c.docker.cli.ContainerTop(context.Background(), c.ids[name], client.ContainerTopOptions{Arguments: []string{"-o", "pid,stat,comm"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]string{}
 	for _, p := range top.Processes {
-		if len(p) == 2 {
-			out[p[1]] = p[0][:1]
+		if len(p) == 3 {
+			out[p[2]] = p[1][:1]
 		}
 	}
 	return out

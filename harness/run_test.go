@@ -259,6 +259,19 @@ func TestJavaWithAMissingJar(t *testing.T) {
 	harnesstest.NothingLeft(t, out.Info.ID)
 }
 
+// A process the manifest names that never runs is bad input, found once
+// the cluster is up, before a fault would fail on it.
+func TestProcessThatNeverRuns(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.TargetDir, cfg.Nemesis = "testdata/unknown-process", []string{"pause-process-one"}
+	out, err := record.Run(harnesstest.Context(t), cfg)
+	if !harness.IsBadInput(err) || !strings.Contains(err.Error(), `no process named "postgres" runs in n1, n2, n3 once up (n1 runs app)`) || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("want bad input naming the process and what runs, got %v", err)
+	}
+	harnesstest.NothingLeft(t, out.Info.ID)
+}
+
 func TestDockerUnreachableSaysWhere(t *testing.T) {
 	t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
 	_, err := harness.ConnectDocker(context.Background())

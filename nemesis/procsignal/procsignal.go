@@ -38,28 +38,32 @@ var signals = map[string]syscall.Signal{Stop: syscall.SIGSTOP, Continue: syscall
 // outside: the Docker Engine's kill.
 //
 // List signals nothing: Signalled are then the processes named comm but
-// init, and Running the names of every process, sorted.
+// init, Running the names of every process, sorted, and InitComm init's.
 type Result struct {
 	Comm      string   `json:"comm"`
 	Signalled []int    `json:"signalled"`
 	Init      bool     `json:"init"`
 	Running   []string `json:"running,omitempty"`
+	InitComm  string   `json:"init_comm,omitempty"`
 }
 
 // Found says whether any process is named so.
 func (r Result) Found() bool { return r.Init || len(r.Signalled) > 0 }
 
-// Read lists the processes under proc (a /proc), in PID order. A process
-// that exits while it is read is left out.
+// Read lists the processes under proc (a /proc), in PID order, but the
+// reader itself (proc's self), which may bear the name it looks for: a
+// Go program in an image of splitbrain's is /app, as a Go node is. A
+// process that exits while it is read is left out.
 func Read(proc string) ([]Process, error) {
 	entries, err := os.ReadDir(proc)
 	if err != nil {
 		return nil, err
 	}
+	self, _ := os.Readlink(filepath.Join(proc, "self"))
 	var out []Process
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
+		if err != nil || e.Name() == self {
 			continue
 		}
 		comm, err := os.ReadFile(filepath.Join(proc, e.Name(), "comm"))
@@ -104,6 +108,9 @@ func Do(action, comm string, ps []Process, kill func(pid int, s syscall.Signal) 
 	if !sends {
 		for _, p := range ps {
 			r.Running = append(r.Running, p.Comm)
+			if p.PID == 1 {
+				r.InitComm = p.Comm
+			}
 		}
 		slices.Sort(r.Running)
 		r.Running = slices.Compact(r.Running)

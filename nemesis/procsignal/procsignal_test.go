@@ -20,16 +20,18 @@ func fakeProc(t *testing.T, comms map[string]string) string {
 			t.Fatal(err)
 		}
 	}
-	os.MkdirAll(filepath.Join(root, "self"), 0o755) // not a process: no number
+	if err := os.Symlink("9", filepath.Join(root, "self")); err != nil { // the reader
+		t.Fatal(err)
+	}
 	return root
 }
 
-func TestReadListsProcessesInPIDOrder(t *testing.T) {
-	ps, err := Read(fakeProc(t, map[string]string{"1": "etcd-agent", "27": "etcd", "9": "sh"}))
+func TestReadListsProcessesInPIDOrderButItself(t *testing.T) {
+	ps, err := Read(fakeProc(t, map[string]string{"1": "etcd-agent", "27": "etcd", "9": "app", "12": "sh"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Process{{1, "etcd-agent"}, {9, "sh"}, {27, "etcd"}}
+	want := []Process{{1, "etcd-agent"}, {12, "sh"}, {27, "etcd"}} // 9, the reader, left out
 	if !slices.Equal(ps, want) {
 		t.Errorf("read %v, want %v", ps, want)
 	}
@@ -58,9 +60,9 @@ func TestStopSignalsTheNamedAndLeavesInitToTheCaller(t *testing.T) {
 // A name longer than the kernel keeps matches the name as it kept it.
 func TestLongNamesMatchAsTheKernelCutsThem(t *testing.T) {
 	ps := []Process{{7, "redis-sentinel-"}}
-	r, _ := Do(List, "redis-sentinel-agent", append(ps, Process{9, "sh"}, Process{10, "sh"}), nil)
-	if !slices.Equal(r.Signalled, []int{7}) || !slices.Equal(r.Running, []string{"redis-sentinel-", "sh"}) {
-		t.Errorf("listed %v running %v, want [7] and every name once", r.Signalled, r.Running)
+	r, _ := Do(List, "redis-sentinel-agent", append(ps, Process{1, "app"}, Process{9, "sh"}, Process{10, "sh"}), nil)
+	if !slices.Equal(r.Signalled, []int{7}) || !slices.Equal(r.Running, []string{"app", "redis-sentinel-", "sh"}) || r.InitComm != "app" {
+		t.Errorf("listed %v running %v, init %q; want [7], every name once, init app", r.Signalled, r.Running, r.InitComm)
 	}
 }
 
