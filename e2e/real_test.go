@@ -143,8 +143,8 @@ var realSystems = []row{{
 	name: "redis-lease-paused-leader", target: "redis-lease",
 	faults:    []string{"pause-leader"},
 	timeLimit: 10 * time.Second, interval: 6 * time.Second,
-	system:    "redis-server",
-	valid:     checkers.Invalid, checkers: map[string]checkers.Validity{checkers.LeaderOverlapName: checkers.Invalid},
+	system: "redis-server",
+	valid:  checkers.Invalid, checkers: map[string]checkers.Validity{checkers.LeaderOverlapName: checkers.Invalid},
 	more: wokenLeaderSeen,
 }, {
 	// Real Redis servers and three real Sentinels: the primary cut from
