@@ -36,6 +36,19 @@ func testConfig(t *testing.T) harness.Config {
 	return cfg
 }
 
+// scheduled is testConfig for a run of limit replaying the explicit
+// schedule in JSON.
+func scheduled(t *testing.T, limit time.Duration, schedule string) harness.Config {
+	t.Helper()
+	cfg := testConfig(t)
+	cfg.Schedule = filepath.Join(t.TempDir(), "schedule.json")
+	if err := os.WriteFile(cfg.Schedule, []byte(schedule), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg.NemesisInterval, cfg.TimeLimit = 0, limit
+	return cfg
+}
+
 func TestRaftUnderFaultsIsValid(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
@@ -94,18 +107,11 @@ func TestRaftUnderFaultsIsValid(t *testing.T) {
 // correct Raft stays valid.
 func TestRaftUnderPacketFaultsAndFlap(t *testing.T) {
 	t.Parallel()
-	cfg := testConfig(t)
-	cfg.Schedule = filepath.Join(t.TempDir(), "schedule.json")
-	schedule := `{"faults": [
+	out := runValid(t, scheduled(t, 16*time.Second, `{"faults": [
 		{"at_s": 1, "fault": "packet-loss", "for_s": 2, "aim": 1},
 		{"at_s": 4, "fault": "packet-delay", "for_s": 2, "aim": 2},
 		{"at_s": 7, "fault": "packet-slow", "for_s": 2, "aim": 3},
-		{"at_s": 10, "fault": "flap", "for_s": 4, "aim": 4}]}`
-	if err := os.WriteFile(cfg.Schedule, []byte(schedule), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg.NemesisInterval, cfg.TimeLimit = 0, 16*time.Second
-	out := runValid(t, cfg)
+		{"at_s": 10, "fault": "flap", "for_s": 4, "aim": 4}]}`))
 	faults := []string{"packet-loss", "packet-delay", "packet-slow", "flap"}
 	harnesstest.FaultsTookEffect(t, out.Info.Faults, faults)
 	heals := map[string]int{}
@@ -129,17 +135,10 @@ func TestRaftUnderPacketFaultsAndFlap(t *testing.T) {
 // with a stop and a start of each node.
 func TestRaftUnderFaultsInsideAHost(t *testing.T) {
 	t.Parallel()
-	cfg := testConfig(t)
-	cfg.Schedule = filepath.Join(t.TempDir(), "schedule.json")
-	schedule := `{"faults": [
+	out := runValid(t, scheduled(t, 20*time.Second, `{"faults": [
 		{"at_s": 1, "fault": "pause-process-leader", "for_s": 2, "aim": 1},
 		{"at_s": 5, "fault": "stop-leader", "for_s": 2, "aim": 2},
-		{"at_s": 10, "fault": "restart-rolling", "for_s": 1, "aim": 3}]}`
-	if err := os.WriteFile(cfg.Schedule, []byte(schedule), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg.NemesisInterval, cfg.TimeLimit = 0, 20*time.Second
-	out := runValid(t, cfg)
+		{"at_s": 10, "fault": "restart-rolling", "for_s": 1, "aim": 3}]}`))
 	harnesstest.FaultsTookEffect(t, out.Info.Faults, []string{"pause-process-leader", "stop-leader", "restart-rolling"})
 	turns := map[string][]string{}
 	for _, e := range harnesstest.History(t, out.Dir) {

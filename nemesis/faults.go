@@ -337,15 +337,21 @@ func leaderOr(c Cluster, rng *rand.Rand) string {
 	return randomNode(c, rng)
 }
 
-// nodeFault does act to the targeted nodes at once, and undo to heal. On
-// service containers it is of the service family, else of its kind's.
-func nodeFault(kind Kind, t Target, done string, act, undo func(Cluster, context.Context, string) error) Fault {
-	name := string(kind) + "-" + string(t)
-	_, onServices := serviceTargets[t]
-	family := string(kind)
+// aimed names a fault of kind aimed at t ("kill-leader") and says its
+// reach and family: on service containers the service family, else its
+// kind's.
+func aimed(kind Kind, t Target) (name string, onServices bool, family string) {
+	_, onServices = serviceTargets[t]
+	family = string(kind)
 	if onServices {
 		family = "service"
 	}
+	return string(kind) + "-" + string(t), onServices, family
+}
+
+// nodeFault does act to the targeted nodes at once, and undo to heal.
+func nodeFault(kind Kind, t Target, done string, act, undo func(Cluster, context.Context, string) error) Fault {
+	name, onServices, family := aimed(kind, t)
 	return Fault{Name: name, Kind: kind, OnServices: onServices, Family: family, inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
 		leader := c.Leader()
 		nodes := choose(c, t, rng)

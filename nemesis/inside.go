@@ -20,12 +20,7 @@ import (
 // stopped process and queues what is sent to it, as for a frozen
 // container; the other processes of the container answer as before.
 func pauseProcess(t Target) Fault {
-	name := string(PauseProcess) + "-" + string(t)
-	_, onServices := serviceTargets[t]
-	family := string(PauseProcess)
-	if onServices {
-		family = "service"
-	}
+	name, onServices, family := aimed(PauseProcess, t)
 	return Fault{Name: name, Kind: PauseProcess, OnServices: onServices, Family: family, inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
 		leader := c.Leader()
 		var hosts []string
