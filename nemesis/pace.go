@@ -75,14 +75,18 @@ type Hold struct {
 }
 
 // holdOf is how long to keep f in effect once the cluster reacted to it.
+// A fault that lasts (a flap, a JVM's collections) is held as long as
+// it lasts whatever its kind.
 func (p Pace) holdOf(f Fault) Hold {
+	h := Hold{For: p.Hold}
 	switch {
 	case f.Kind.Restarts():
-		return Hold{UntilSilence: true}
+		h = Hold{UntilSilence: true}
 	case (f.Kind == Pause || f.Kind == PauseProcess) && !f.OnServices:
-		return Hold{For: p.Thaw, UntilWrite: true}
+		h = Hold{For: p.Thaw, UntilWrite: true}
 	}
-	return Hold{For: p.Hold, Least: f.Lasts}
+	h.Least = f.Lasts
+	return h
 }
 
 // Belief is what a node was last seen to believe, if that is recent.

@@ -268,6 +268,9 @@ func TestPaceHoldOf(t *testing.T) {
 		"partition-service": hold,
 		"packet-loss":       hold,
 		"flap":              {For: testPace.Hold, Least: flapLasts},
+		"pause-process-one": thaw,
+		"pause-process-gc":  {For: testPace.Thaw, UntilWrite: true, Least: gcLasts},
+		"restart-rolling":   kill,
 	} {
 		f, ok := catalogue[name]
 		if !ok {
