@@ -135,16 +135,16 @@ var realSystems = []row{{
 }, {
 	// A frozen leader of the same elector wakes still leading beside the
 	// node that took its expired lock, and steps down within one round
-	// trip to Redis: an overlap the pause's heal begins. The pause is
-	// struck at 6 s and held 3 s, three times the lock's life, whatever
-	// the observer sees: paced by the cluster, it was healed unnoticed
-	// after the 2 s reaction when a loaded machine (a cold CI's) showed
-	// the takeover late, and the run came back valid.
+	// trip to Redis: an overlap the pause's heal begins. Paced: the pause
+	// is healed soon after the takeover. On a slow Engine both ways have
+	// missed it once: paced, a cold CI saw the takeover only after the 2 s
+	// reaction and healed the pause first; held 3 s on a rhythm, a full
+	// make test saw the takeover and no overlap (not yet explained).
 	name: "redis-lease-paused-leader", target: "redis-lease",
 	faults:    []string{"pause-leader"},
-	timeLimit: 10 * time.Second, interval: 6 * time.Second,
-	system: "redis-server",
-	valid:  checkers.Invalid, checkers: map[string]checkers.Validity{checkers.LeaderOverlapName: checkers.Invalid},
+	timeLimit: 8 * time.Second,
+	system:    "redis-server",
+	valid:     checkers.Invalid, checkers: map[string]checkers.Validity{checkers.LeaderOverlapName: checkers.Invalid},
 	more: wokenLeaderSeen,
 }, {
 	// Real Redis servers and three real Sentinels: the primary cut from
