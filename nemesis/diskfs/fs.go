@@ -1,0 +1,254 @@
+package diskfs
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+)
+
+// Mount mounts the layer over dir, whose files it keeps where they are:
+// it opens dir before it mounts over it and reaches the files under the
+// mount through that descriptor (the kernel's /proc/self/fd link), so
+// the program's files are the image's and a restarted container's, with
+// nothing copied. It needs CAP_SYS_ADMIN and /dev/fuse.
+func (l *Layer) Mount(dir string) (*fuse.Server, error) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	// The descriptor stays open for as long as the mount serves.
+	under := "/proc/self/fd/" + strconv.Itoa(int(d.Fd()))
+	var st syscall.Stat_t
+	if err := syscall.Stat(under, &st); err != nil {
+		d.Close()
+		return nil, err
+	}
+	root := &fs.LoopbackRoot{Path: under, Dev: uint64(st.Dev)}
+	root.NewNode = func(r *fs.LoopbackRoot, _ *fs.Inode, _ string, _ *syscall.Stat_t) fs.InodeEmbedder {
+		return &node{LoopbackNode: fs.LoopbackNode{RootData: r}, l: l}
+	}
+	root.RootNode = root.NewNode(root, nil, "", &st)
+	server, err := fs.Mount(dir, root.RootNode, &fs.Options{MountOptions: fuse.MountOptions{
+		DirectMountStrict: true, // as root in the container: no fusermount there
+		AllowOther:        true, // the program may run as another user
+		FsName:            "splitbrain-diskfs",
+		Name:              "splitbrain",
+	}})
+	if err != nil {
+		d.Close()
+		return nil, fmt.Errorf("mount FUSE on %s: %w", dir, err)
+	}
+	return server, nil
+}
+
+// node is a file or directory under the mount: the loopback's, with
+// every change gated by the fault in force and, for files, recorded for
+// undo.
+type node struct {
+	fs.LoopbackNode
+	l *Layer
+}
+
+var (
+	_ fs.NodeOpener    = (*node)(nil)
+	_ fs.NodeCreater   = (*node)(nil)
+	_ fs.NodeSetattrer = (*node)(nil)
+	_ fs.NodeUnlinker  = (*node)(nil)
+	_ fs.NodeRenamer   = (*node)(nil)
+	_ fs.NodeMkdirer   = (*node)(nil)
+	_ fs.NodeRmdirer   = (*node)(nil)
+	_ fs.NodeSymlinker = (*node)(nil)
+	_ fs.NodeLinker    = (*node)(nil)
+	_ fs.NodeMknoder   = (*node)(nil)
+)
+
+// under is the path of child name (or of n itself, for "") under the
+// mount.
+func (n *node) under(name string) string {
+	return filepath.Join(n.RootData.Path, n.Path(n.Root()), name)
+}
+
+// readable opens a file for reading too when writes are recorded, which
+// must read what a write overwrites.
+func (n *node) readable(flags uint32) uint32 {
+	if n.l.undo != nil && flags&syscall.O_ACCMODE == syscall.O_WRONLY {
+		flags = flags&^syscall.O_ACCMODE | syscall.O_RDWR
+	}
+	return flags
+}
+
+func (n *node) wrap(fh fs.FileHandle, flags uint32) fs.FileHandle {
+	lf, ok := fh.(*fs.LoopbackFile)
+	if !ok {
+		return fh
+	}
+	return &file{LoopbackFile: lf, l: n.l, synced: flags&(syscall.O_SYNC|syscall.O_DSYNC) != 0}
+}
+
+func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	fh, fuseFlags, errno := n.LoopbackNode.Open(ctx, n.readable(flags))
+	if errno != 0 {
+		return nil, 0, errno
+	}
+	return n.wrap(fh, flags), fuseFlags, 0
+}
+
+func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out *fuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
+	if errno := n.l.enter(); errno != 0 {
+		return nil, nil, 0, errno
+	}
+	ch, fh, fuseFlags, errno := n.LoopbackNode.Create(ctx, name, n.readable(flags), mode, out)
+	if errno != 0 {
+		return nil, nil, 0, errno
+	}
+	return ch, n.wrap(fh, flags), fuseFlags, 0
+}
+
+func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	if size, ok := in.GetSize(); ok {
+		if errno := n.l.enter(); errno != 0 {
+			return errno
+		}
+		if errno := n.beforeTruncate(f, int64(size)); errno != 0 {
+			return errno
+		}
+	}
+	return n.LoopbackNode.Setattr(ctx, f, in, out)
+}
+
+// beforeTruncate records what a truncation to size cuts off or extends.
+func (n *node) beforeTruncate(f fs.FileHandle, size int64) syscall.Errno {
+	if n.l.undo == nil {
+		return 0
+	}
+	if fh, ok := f.(*file); ok {
+		if fd, ok := fh.PassthroughFd(); ok {
+			return fs.ToErrno(n.l.undo.Before(fd, size, 1<<62))
+		}
+	}
+	fd, err := syscall.Open(n.under(""), syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return fs.ToErrno(err)
+	}
+	defer syscall.Close(fd)
+	return fs.ToErrno(n.l.undo.Before(fd, size, 1<<62))
+}
+
+// forgetIfLast drops the undo records of the file at path when its last
+// name goes, so that a new file given its inode number does not inherit
+// them.
+func (n *node) forgetIfLast(path string) {
+	var st syscall.Stat_t
+	if n.l.undo != nil && syscall.Lstat(path, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFREG && st.Nlink == 1 {
+		n.l.undo.Forget(keyOf(&st))
+	}
+}
+
+func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
+	if errno := n.l.enter(); errno != 0 {
+		return errno
+	}
+	n.forgetIfLast(n.under(name))
+	return n.LoopbackNode.Unlink(ctx, name)
+}
+
+func (n *node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
+	if errno := n.l.enter(); errno != 0 {
+		return errno
+	}
+	if p, ok := newParent.(*node); ok {
+		n.forgetIfLast(p.under(newName)) // the file it replaces
+	}
+	return n.LoopbackNode.Rename(ctx, name, newParent, newName, flags)
+}
+
+func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	if errno := n.l.enter(); errno != 0 {
+		return nil, errno
+	}
+	return n.LoopbackNode.Mkdir(ctx, name, mode, out)
+}
+
+func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
+	if errno := n.l.enter(); errno != 0 {
+		return errno
+	}
+	return n.LoopbackNode.Rmdir(ctx, name)
+}
+
+func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	if errno := n.l.enter(); errno != 0 {
+		return nil, errno
+	}
+	return n.LoopbackNode.Symlink(ctx, target, name, out)
+}
+
+func (n *node) Link(ctx context.Context, target fs.InodeEmbedder, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	if errno := n.l.enter(); errno != 0 {
+		return nil, errno
+	}
+	return n.LoopbackNode.Link(ctx, target, name, out)
+}
+
+func (n *node) Mknod(ctx context.Context, name string, mode, rdev uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	if errno := n.l.enter(); errno != 0 {
+		return nil, errno
+	}
+	return n.LoopbackNode.Mknod(ctx, name, mode, rdev, out)
+}
+
+// file is an open file under the mount. synced: opened O_SYNC or
+// O_DSYNC, whose writes are durable when they return.
+type file struct {
+	*fs.LoopbackFile
+	l      *Layer
+	synced bool
+}
+
+var (
+	_ fs.FileWriter    = (*file)(nil)
+	_ fs.FileFsyncer   = (*file)(nil)
+	_ fs.FileAllocater = (*file)(nil)
+)
+
+func (f *file) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {
+	if errno := f.l.enter(); errno != 0 {
+		return 0, errno
+	}
+	f.l.stats.writes.Add(1)
+	if f.l.undo != nil && !f.synced {
+		fd, _ := f.PassthroughFd()
+		if err := f.l.undo.Before(fd, off, int64(len(data))); err != nil {
+			return 0, fs.ToErrno(err)
+		}
+	}
+	return f.LoopbackFile.Write(ctx, data, off)
+}
+
+func (f *file) Fsync(ctx context.Context, flags uint32) syscall.Errno {
+	if errno := f.l.enter(); errno != 0 {
+		return errno
+	}
+	f.l.stats.syncs.Add(1)
+	if errno := f.LoopbackFile.Fsync(ctx, flags); errno != 0 {
+		return errno
+	}
+	if f.l.undo != nil {
+		fd, _ := f.PassthroughFd()
+		return fs.ToErrno(f.l.undo.Synced(fd))
+	}
+	return 0
+}
+
+func (f *file) Allocate(ctx context.Context, off, size uint64, mode uint32) syscall.Errno {
+	if errno := f.l.enter(); errno != 0 {
+		return errno
+	}
+	return f.LoopbackFile.Allocate(ctx, off, size, mode)
+}
