@@ -157,6 +157,24 @@ type ContainerSpec struct {
 	// its address, host name and /etc/hosts are that container's, and
 	// Network, IP and Hosts are not used.
 	Beside string
+	// Entrypoint, if set, replaces the image's entry point and command,
+	// run as User ("" the image's); CapAdd and Devices are granted to
+	// it, and Files (path to content, executable) copied in before it
+	// starts: what the disk-fault layer needs (disk.go).
+	Entrypoint []string
+	User       string
+	CapAdd     []string
+	Devices    []string
+	Files      map[string][]byte
+}
+
+// files are s.Files as testcontainers copies them, in path order.
+func (s ContainerSpec) files() []testcontainers.ContainerFile {
+	var out []testcontainers.ContainerFile
+	for _, path := range slices.Sorted(maps.Keys(s.Files)) {
+		out = append(out, testcontainers.ContainerFile{Reader: bytes.NewReader(s.Files[path]), ContainerFilePath: path, FileMode: 0o755})
+	}
+	return out
 }
 
 // Container is a started container.
@@ -183,9 +201,19 @@ func (d *Docker) Start(ctx context.Context, s ContainerSpec) (Container, error) 
 		testcontainers.WithLabels(runLabels(s.RunID, s.Name)),
 		testcontainers.WithEnv(s.Env),
 		network.WithNetworkName([]string{s.Name}, s.Network),
-		testcontainers.WithConfigModifier(func(c *container.Config) { c.Hostname = s.Name }),
+		testcontainers.WithConfigModifier(func(c *container.Config) {
+			c.Hostname = s.Name
+			if s.Entrypoint != nil {
+				c.Entrypoint, c.Cmd, c.User = s.Entrypoint, nil, s.User
+			}
+		}),
+		testcontainers.WithFiles(s.files()...),
 		testcontainers.WithHostConfigModifier(func(h *container.HostConfig) {
 			h.Binds = s.Binds
+			h.CapAdd = s.CapAdd
+			for _, dev := range s.Devices {
+				h.Devices = append(h.Devices, container.DeviceMapping{PathOnHost: dev, PathInContainer: dev, CgroupPermissions: "rwm"})
+			}
 			for _, name := range slices.Sorted(maps.Keys(s.Hosts)) {
 				h.ExtraHosts = append(h.ExtraHosts, name+":"+s.Hosts[name].String())
 			}

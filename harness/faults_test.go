@@ -33,7 +33,7 @@ func startTestCluster(t *testing.T, targetDir string) *cluster {
 
 // startTestClusterFor is startTestCluster for a run whose --nemesis is
 // faults, which decide the sidecars it starts.
-func startTestClusterFor(t *testing.T, targetDir string, faults ...string) *cluster {
+func startTestClusterFor(t testing.TB, targetDir string, faults ...string) *cluster {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts containers")

@@ -45,6 +45,8 @@ const (
 	vdsoclockMain   = "./nemesis/vdsoclock/cmd/vdsoclock"
 	procsignalImage = "splitbrain/procsignal:latest"
 	procsignalMain  = "./nemesis/procsignal/cmd/procsignal"
+	diskfsImage     = "splitbrain/diskfs:latest"
+	diskfsMain      = "./nemesis/diskfs/cmd/diskfs"
 )
 
 // harnessImage is the image of one of the harness's own programs, built
@@ -55,13 +57,14 @@ type harnessImage struct {
 }
 
 // harnessImages are the resource, the packet-filter and the clock
-// sidecars, and the process signaller: Images makes them all, a run those
-// it starts.
+// sidecars, the process signaller and the disk-fault layer: Images makes
+// them all, a run those it starts.
 var harnessImages = []harnessImage{
 	{resourceImage, resourceMain, func(*run) bool { return true }},
 	{netfilterImage, netfilterMain, (*run).partitions},
 	{vdsoclockImage, vdsoclockMain, func(r *run) bool { return r.clockSidecars(false) || r.clockSidecars(true) }},
 	{procsignalImage, procsignalMain, (*run).stopsProcesses},
+	{diskfsImage, diskfsMain, (*run).faultsDisks},
 }
 
 // Images makes every image that runs of targets ms build, from the

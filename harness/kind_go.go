@@ -16,7 +16,7 @@ import (
 type goKind struct{}
 
 func (goKind) build(ctx context.Context, d *Docker, tag, dir string, b targets.Build, base string) error {
-	return d.buildGo(ctx, tag, dir, b.Go, base)
+	return d.buildGo(ctx, tag, dir, b.Go, base, b.Dirs)
 }
 
 // BuildGoImage compiles the main package pkg (relative to dir, in the Go
@@ -24,11 +24,12 @@ func (goKind) build(ctx context.Context, d *Docker, tag, dir string, b targets.B
 // tagged tag around it. The Go build cache makes a rebuild of unchanged
 // code take well under a second.
 func (d *Docker) BuildGoImage(ctx context.Context, tag, dir, pkg string) error {
-	return d.buildGo(ctx, tag, dir, pkg, "scratch")
+	return d.buildGo(ctx, tag, dir, pkg, "scratch", nil)
 }
 
-// buildGo compiles pkg and puts it at /app, the entry point, on base.
-func (d *Docker) buildGo(ctx context.Context, tag, dir, pkg, base string) error {
+// buildGo compiles pkg and puts it at /app, the entry point, on base,
+// with empty directories dirs.
+func (d *Docker) buildGo(ctx context.Context, tag, dir, pkg, base string, dirs []string) error {
 	tmp, err := os.MkdirTemp("", "splitbrain-build-")
 	if err != nil {
 		return err
@@ -51,6 +52,14 @@ func (d *Docker) buildGo(ctx context.Context, tag, dir, pkg, base string) error 
 	}
 	// The legacy builder is used: it needs nothing from a registry and no
 	// BuildKit.
-	dockerfile := "FROM " + base + "\nCOPY app /app\nENTRYPOINT [\"/app\"]\n"
+	dockerfile := "FROM " + base + "\nCOPY app /app\n"
+	for _, d := range dirs {
+		// FROM scratch has no mkdir to RUN: WORKDIR makes the folder.
+		dockerfile += "WORKDIR " + d + "\n"
+	}
+	if len(dirs) > 0 {
+		dockerfile += "WORKDIR /\n"
+	}
+	dockerfile += "ENTRYPOINT [\"/app\"]\n"
 	return d.buildContext(ctx, tag, nil, "Dockerfile", map[string][]byte{"Dockerfile": []byte(dockerfile), "app": app})
 }

@@ -141,6 +141,9 @@ func planFaults(cfg Config, m targets.Manifest) (faultPlan, error) {
 				}
 				return faultPlan{}, badInput("--nemesis %s: target %s names no process a fault may stop (%s)", f.Name, m.Name, where)
 			}
+			if f.Kind.Disk() && len(m.Data) == 0 {
+				return faultPlan{}, badInput("--nemesis %s: target %s declares no data directory for a disk fault to reach (data in its %s)", f.Name, m.Name, targets.ManifestFile)
+			}
 			if f.Process != "" && !slices.Contains(m.Processes, f.Process) {
 				return faultPlan{}, badInput("--nemesis %s: target %s names no %s process (processes in its %s)", f.Name, m.Name, f.Process, targets.ManifestFile)
 			}

@@ -271,6 +271,26 @@ func TestProcessThatNeverRuns(t *testing.T) {
 	harnesstest.NothingLeft(t, out.Info.ID)
 }
 
+// A data directory the image lacks is bad input, found when the layer
+// starts, in one line, with nothing left behind; a target that declares
+// none is refused before anything starts.
+func TestDataDirectoryThatDoesNotExist(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.TargetDir, cfg.Nemesis = "testdata/missing-data", []string{"disk-stall-one"}
+	out, err := record.Run(harnesstest.Context(t), cfg)
+	if !harness.IsBadInput(err) || !strings.Contains(err.Error(), "data directory /var/lib/missing does not exist in the image") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("want bad input naming the directory, got %v", err)
+	}
+	harnesstest.NothingLeft(t, out.Info.ID)
+
+	cfg = testConfig(t)
+	cfg.Target, cfg.Nemesis = "raft-forgetful-vote", []string{"disk-lose-unsynced"}
+	if _, err := record.Run(harnesstest.Context(t), cfg); !harness.IsBadInput(err) || !strings.Contains(err.Error(), "declares no data directory") {
+		t.Fatalf("want bad input for a target with no data, got %v", err)
+	}
+}
+
 func TestDockerUnreachableSaysWhere(t *testing.T) {
 	t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
 	_, err := harness.ConnectDocker(context.Background())

@@ -166,11 +166,30 @@ func (r *run) startResource(ctx context.Context) error {
 // sidecar when the plan partitions.
 func (r *run) startNodes(ctx context.Context) error {
 	c := r.cluster
+	var diskProgram []byte
+	if r.faultsDisks() {
+		var err error
+		if diskProgram, err = r.diskProgram(ctx); err != nil {
+			return err
+		}
+	}
 	errs := parallel.Do(c.nodes, func(node string) error {
-		id, err := c.start(ctx, ContainerSpec{
+		spec := ContainerSpec{
 			RunID: r.info.ID, Name: node, Image: NodeImage(r.manifest), Network: c.network, Env: r.nodeEnv(node), IP: c.hosts[node], Hosts: c.hosts,
 			Binds: r.clockBinds(node, r.manifest.Clock == targets.ClockFaketime),
-		})
+		}
+		if diskProgram != nil {
+			var err error
+			if spec, err = r.underDisk(ctx, spec, diskProgram); err != nil {
+				return err
+			}
+		}
+		id, err := c.start(ctx, spec)
+		if err != nil {
+			if bad := r.diskRefused(ctx, node); bad != nil {
+				return bad
+			}
+		}
 		if err == nil && r.clockSidecars(false) {
 			err = r.startClockSidecar(ctx, node, id)
 		}
@@ -181,7 +200,7 @@ func (r *run) startNodes(ctx context.Context) error {
 	})
 	for i, err := range errs {
 		switch {
-		case IsBadInput(err): // a clock sidecar that cannot ptrace: the node is not to blame
+		case IsBadInput(err): // a clock sidecar that cannot ptrace, a disk layer that cannot mount: the node is not to blame
 			return err
 		case err != nil:
 			return r.withLog(ctx, c.nodes[i], err) // the others say the same of other nodes
@@ -210,6 +229,11 @@ func (r *run) startPacketFilter(ctx context.Context, name, id string) error {
 func (r *run) waitNodes(ctx context.Context) error {
 	c := r.cluster
 	if sick, err := c.waitHealthy(ctx, r.cfg.StartTimeout); err != nil {
+		for _, node := range sick {
+			if bad := r.diskRefused(ctx, node); bad != nil {
+				return bad
+			}
+		}
 		if len(sick) > 0 && !errors.Is(err, context.Canceled) {
 			return r.withLog(ctx, sick[0], err)
 		}

@@ -69,12 +69,19 @@ const (
 	// Stop stops containers as a deploy does (their stop signal, then a
 	// kill after a grace), started again at heal or in turn.
 	Stop Kind = "stop"
+	// DiskStall holds the writes and fsyncs of containers' data
+	// directories, DiskFail fails them, until heal; LoseUnsynced kills
+	// containers as a power cut does, losing what they had not synced,
+	// and starts them again at heal.
+	DiskStall    Kind = "disk-stall"
+	DiskFail     Kind = "disk-fail"
+	LoseUnsynced Kind = "disk-lose-unsynced"
 )
 
 // Restarts says whether a fault of kind k is healed by starting
 // containers again, which takes as long as they take to start: a heal
 // that is slow then is not late.
-func (k Kind) Restarts() bool { return k == Kill || k == Stop }
+func (k Kind) Restarts() bool { return k == Kill || k == Stop || k == LoseUnsynced }
 
 // Target says which containers a kill or pause hits: nodes, or one of the
 // target's services.
@@ -159,7 +166,20 @@ var families = map[string][]string{
 		"pause-process-one",
 		"pause-process-minority", "pause-process-minority",
 	},
-	"deploy":  {"stop-leader", "restart-rolling"},
+	"deploy": {"stop-leader", "restart-rolling"},
+	// A disk stalled or failing on the leader weighs thrice, on one node
+	// (most often a follower) once; a full disk, the leader's, once. A
+	// power cut weighs as a kill: it is one, and the writes it loses
+	// matter most where a quorum's are lost at once.
+	"disk-stall": {"disk-stall-leader", "disk-stall-leader", "disk-stall-leader", "disk-stall-one"},
+	"disk-fail":  {"disk-fail-leader", "disk-fail-leader", "disk-fail-leader", "disk-fail-one", "disk-full-leader"},
+	"disk-lose-unsynced": {
+		"disk-lose-unsynced-leader", "disk-lose-unsynced-leader", "disk-lose-unsynced-leader",
+		"disk-lose-unsynced-one",
+		"disk-lose-unsynced-minority", "disk-lose-unsynced-minority",
+		"disk-lose-unsynced-majority",
+		"disk-lose-unsynced-all",
+	},
 	"service": {"kill-service", "pause-service", "partition-service"},
 }
 
@@ -184,6 +204,14 @@ var catalogue = func() map[string]Fault {
 		add(pauseProcess(t))
 	}
 	add(pauseProcessGC)
+	for _, t := range []Target{Leader, One} {
+		add(diskFault(DiskStall, t, Disk{Stall: true}, ""))
+		add(diskFault(DiskFail, t, Disk{Fail: DiskIO}, ""))
+	}
+	add(diskFault(DiskFail, Leader, Disk{Fail: DiskFull}, "disk-full-leader"))
+	for _, t := range []Target{Leader, One, Minority, Majority, All} {
+		add(powerCut(t))
+	}
 	add(stopLeader)
 	add(restartRolling)
 	add(partition("partition-leader", func(c Cluster, rng *rand.Rand) Grudge {

@@ -52,6 +52,12 @@ type Cluster interface {
 	// signal and a kill after a grace, and returns once it is gone;
 	// Restart starts it again.
 	Stop(ctx context.Context, node string) error
+	// SetDisk puts node's data directories in disk state d; the zero
+	// Disk heals.
+	SetDisk(ctx context.Context, node string, d Disk) error
+	// PowerCut kills node as a power cut does: what it wrote and had not
+	// synced is lost; Restart starts it again.
+	PowerCut(ctx context.Context, node string) error
 	// WaitHealthy waits until node answers GET /health with 200.
 	WaitHealthy(ctx context.Context, node string) error
 	// Partition replaces the packet-filter rules of every container with

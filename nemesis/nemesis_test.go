@@ -62,7 +62,7 @@ func TestTaxonomy(t *testing.T) {
 			}
 		}
 	}
-	kinds := []Kind{Kill, Pause, Partition, Clock, Packet, PauseProcess, Stop}
+	kinds := []Kind{Kill, Pause, Partition, Clock, Packet, PauseProcess, Stop, DiskStall, DiskFail, LoseUnsynced}
 	for name, f := range catalogue {
 		if f.Name != name {
 			t.Errorf("%s is catalogued as %s", f.Name, name)
@@ -218,6 +218,10 @@ func (c *services) ContinueProcess(_ context.Context, n, comm string) error {
 }
 func (c *services) Stop(_ context.Context, n string) error        { return c.record("stop", n) }
 func (c *services) WaitHealthy(_ context.Context, n string) error { return c.record("healthy", n) }
+func (c *services) PowerCut(_ context.Context, n string) error    { return c.record("power cut", n) }
+func (c *services) SetDisk(_ context.Context, n string, d Disk) error {
+	return c.record(fmt.Sprintf("disk %+v", d), n)
+}
 func (c *services) Partition(_ context.Context, g Grudge) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -82,7 +82,7 @@ func (p Pace) holdOf(f Fault) Hold {
 	switch {
 	case f.Kind.Restarts():
 		h = Hold{UntilSilence: true}
-	case (f.Kind == Pause || f.Kind == PauseProcess) && !f.OnServices:
+	case (f.Kind == Pause || f.Kind == PauseProcess || f.Kind == DiskStall) && !f.OnServices:
 		h = Hold{For: p.Thaw, UntilWrite: true}
 	}
 	h.Least = f.Lasts

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/splitbrain/splitbrain/nemesis"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
@@ -113,18 +115,32 @@ func TestMsAndPct(t *testing.T) {
 // name no fault has as other.
 func TestFaultColourIsKind(t *testing.T) {
 	for name, want := range map[string]string{
-		"kill-service":      "kill",
-		"pause-service-all": "pause",
-		"partition-service": "partition",
-		"clock-service":     "clock",
-		"packet-delay":      "packet",
-		"pause-process-one": "pause-process",
-		"restart-rolling":   "stop",
-		"pause":             "other",
-		"kill-":             "other",
+		"kill-service":           "kill",
+		"pause-service-all":      "pause",
+		"partition-service":      "partition",
+		"clock-service":          "clock",
+		"packet-delay":           "packet",
+		"pause-process-one":      "pause-process",
+		"restart-rolling":        "stop",
+		"disk-full-leader":       "disk-fail",
+		"disk-lose-unsynced-all": "disk-lose-unsynced",
+		"pause":                  "other",
+		"kill-":                  "other",
 	} {
 		if got := kindOf(name); got != want {
 			t.Errorf("%s coloured %s, want %s", name, got, want)
+		}
+	}
+}
+
+// Every kind of fault has its colour, on the plot and in its labels.
+func TestEveryKindHasAColour(t *testing.T) {
+	for _, name := range nemesis.Names() {
+		kind := kindOf(name)
+		for _, class := range []string{".f-" + kind + "{", ".l-" + kind + "{"} {
+			if !strings.Contains(reportCSS, class) {
+				t.Errorf("%s: report.css has no %s", name, class)
+			}
 		}
 	}
 }

@@ -54,6 +54,9 @@ type Build struct {
 	// images must already be on this machine, or be splitbrain's Debian
 	// image (DebianImage), which is built when missing.
 	Dockerfile string `yaml:"dockerfile"`
+	// Dirs are directories the image must hold, the manifest's data
+	// directories: a Go program's image, FROM scratch, is made with them.
+	Dirs []string `yaml:"-"`
 }
 
 // DebianImage is the name under which splitbrain's Debian base image can

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -107,6 +108,10 @@ type Manifest struct {
 	// restart-rolling), as a deploy's does: DefaultStopSignal when not
 	// given. A node not stopped within StopGrace is killed.
 	StopSignal string `yaml:"stop_signal"`
+	// Data are the node's data directories (absolute paths), which disk
+	// faults reach: the image must hold them (a Go target's build makes
+	// them). None: disk faults refuse the target.
+	Data []string `yaml:"data"`
 
 	// Dir is the absolute folder the manifest was read from.
 	Dir string `yaml:"-"`
@@ -273,6 +278,7 @@ func Load(dir string) (Manifest, error) {
 		}
 	}
 	m.Dir = abs
+	m.Build.Dirs = m.Data
 	if err := m.validate(); err != nil {
 		return m, fmt.Errorf("%s: %v", where, err)
 	}
@@ -303,6 +309,9 @@ func (m Manifest) validate() error {
 	if err := validateProcesses(m.Processes, "processes"); err != nil {
 		return err
 	}
+	if err := validateData(m.Data); err != nil {
+		return err
+	}
 	if err := m.Build.validate(m.Dir, "build"); err != nil {
 		return err
 	}
@@ -328,6 +337,25 @@ func (m Manifest) validate() error {
 	}
 	if _, err := contract.ParsePromise(m.Promise); err != nil {
 		return err
+	}
+	return nil
+}
+
+// validateData wants each data directory absolute, clean, not the root,
+// and apart from the others: the disk-fault layer mounts over each.
+func validateData(dirs []string) error {
+	for i, d := range dirs {
+		switch {
+		case !path.IsAbs(d) || path.Clean(d) != d:
+			return fmt.Errorf("data: %q is not a clean absolute path", d)
+		case d == "/":
+			return errors.New("data: / is the whole image, not a data directory")
+		}
+		for _, e := range dirs[:i] {
+			if e == d || strings.HasPrefix(d, e+"/") || strings.HasPrefix(e, d+"/") {
+				return fmt.Errorf("data: %s and %s overlap", e, d)
+			}
+		}
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package diskfs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
 )
 
 // Mount mounts the layer over dir, whose files it keeps where they are:
@@ -31,7 +33,7 @@ func (l *Layer) Mount(dir string) (*fuse.Server, error) {
 	}
 	root := &fs.LoopbackRoot{Path: under, Dev: uint64(st.Dev)}
 	root.NewNode = func(r *fs.LoopbackRoot, _ *fs.Inode, _ string, _ *syscall.Stat_t) fs.InodeEmbedder {
-		return &node{LoopbackNode: fs.LoopbackNode{RootData: r}, l: l}
+		return &node{LoopbackNode: fs.LoopbackNode{RootData: r}, l: l, mount: filepath.Clean(dir)}
 	}
 	root.RootNode = root.NewNode(root, nil, "", &st)
 	server, err := fs.Mount(dir, root.RootNode, &fs.Options{MountOptions: fuse.MountOptions{
@@ -52,7 +54,8 @@ func (l *Layer) Mount(dir string) (*fuse.Server, error) {
 // undo.
 type node struct {
 	fs.LoopbackNode
-	l *Layer
+	l     *Layer
+	mount string // the data directory the mount is over
 }
 
 var (
@@ -69,9 +72,15 @@ var (
 )
 
 // under is the path of child name (or of n itself, for "") under the
-// mount.
+// mount, where the layer reaches it.
 func (n *node) under(name string) string {
 	return filepath.Join(n.RootData.Path, n.Path(n.Root()), name)
+}
+
+// seen is the path of child name (or of n itself, for "") as the
+// program sees it, which names its records in the undo log.
+func (n *node) seen(name string) string {
+	return filepath.Join(n.mount, n.Path(n.Root()), name)
 }
 
 // readable opens a file for reading too when writes are recorded, which
@@ -83,20 +92,41 @@ func (n *node) readable(flags uint32) uint32 {
 	return flags
 }
 
-func (n *node) wrap(fh fs.FileHandle, flags uint32) fs.FileHandle {
-	lf, ok := fh.(*fs.LoopbackFile)
-	if !ok {
-		return fh
-	}
-	return &file{LoopbackFile: lf, l: n.l, synced: flags&(syscall.O_SYNC|syscall.O_DSYNC) != 0}
+// wrap is the loopback's handle of n's file as the layer's.
+func (n *node) wrap(fh fs.FileHandle, flags uint32) *file {
+	lf := fh.(*fs.LoopbackFile) // the loopback's every handle of a file
+	fd, _ := lf.PassthroughFd()
+	return &file{LoopbackFile: lf, fd: fd, n: n, synced: flags&(syscall.O_SYNC|syscall.O_DSYNC) != 0}
 }
 
+// Open opens the file; one opened O_TRUNC is a change, gated, and with
+// the undo log cut after its old bytes are recorded.
 func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	trunc := flags&syscall.O_TRUNC != 0
+	if trunc {
+		if errno := n.l.enter(); errno != 0 {
+			return nil, 0, errno
+		}
+		if n.l.undo != nil {
+			flags &^= syscall.O_TRUNC
+		}
+	}
 	fh, fuseFlags, errno := n.LoopbackNode.Open(ctx, n.readable(flags))
 	if errno != 0 {
 		return nil, 0, errno
 	}
-	return n.wrap(fh, flags), fuseFlags, 0
+	f := n.wrap(fh, flags)
+	if trunc && n.l.undo != nil {
+		errno := n.beforeTruncate(f, 0)
+		if errno == 0 {
+			errno = fs.ToErrno(syscall.Ftruncate(f.fd, 0))
+		}
+		if errno != 0 {
+			f.Release(ctx)
+			return nil, 0, errno
+		}
+	}
+	return f, fuseFlags, 0
 }
 
 func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out *fuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
@@ -107,7 +137,7 @@ func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out 
 	if errno != 0 {
 		return nil, nil, 0, errno
 	}
-	return ch, n.wrap(fh, flags), fuseFlags, 0
+	return ch, ch.Operations().(*node).wrap(fh, flags), fuseFlags, 0
 }
 
 func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
@@ -128,44 +158,54 @@ func (n *node) beforeTruncate(f fs.FileHandle, size int64) syscall.Errno {
 		return 0
 	}
 	if fh, ok := f.(*file); ok {
-		if fd, ok := fh.PassthroughFd(); ok {
-			return fs.ToErrno(n.l.undo.Before(fd, size, 1<<62))
-		}
+		return fs.ToErrno(n.l.undo.Before(fh.fd, n.seen(""), size, 1<<62))
 	}
 	fd, err := syscall.Open(n.under(""), syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return fs.ToErrno(err)
 	}
 	defer syscall.Close(fd)
-	return fs.ToErrno(n.l.undo.Before(fd, size, 1<<62))
+	return fs.ToErrno(n.l.undo.Before(fd, n.seen(""), size, 1<<62))
 }
 
-// forgetIfLast drops the undo records of the file at path when its last
-// name goes, so that a new file given its inode number does not inherit
-// them.
-func (n *node) forgetIfLast(path string) {
-	var st syscall.Stat_t
-	if n.l.undo != nil && syscall.Lstat(path, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFREG && st.Nlink == 1 {
-		n.l.undo.Forget(keyOf(&st))
-	}
-}
-
+// Unlink removes a file, and its records: a new file of its name must not
+// inherit them. (A file with another name, a hard link, loses them too:
+// its unsynced writes are kept.)
 func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
 	if errno := n.l.enter(); errno != 0 {
 		return errno
 	}
-	n.forgetIfLast(n.under(name))
-	return n.LoopbackNode.Unlink(ctx, name)
+	if errno := n.LoopbackNode.Unlink(ctx, name); errno != 0 {
+		return errno
+	}
+	if n.l.undo != nil {
+		return fs.ToErrno(n.l.undo.Forget(n.seen(name)))
+	}
+	return 0
 }
 
+// Rename moves a file's records with it, those of the file it replaces
+// dropped.
 func (n *node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
 	if errno := n.l.enter(); errno != 0 {
 		return errno
 	}
-	if p, ok := newParent.(*node); ok {
-		n.forgetIfLast(p.under(newName)) // the file it replaces
+	p, ok := newParent.(*node)
+	if !ok {
+		return syscall.EXDEV
 	}
-	return n.LoopbackNode.Rename(ctx, name, newParent, newName, flags)
+	if errno := n.LoopbackNode.Rename(ctx, name, newParent, newName, flags); errno != 0 || n.l.undo == nil {
+		return errno
+	}
+	from, to := n.seen(name), p.seen(newName)
+	if flags&unix.RENAME_EXCHANGE != 0 { // the two swap names, and records
+		swap := to + ".exchanged"
+		return fs.ToErrno(errors.Join(n.l.undo.Move(to, swap), n.l.undo.Move(from, to), n.l.undo.Move(swap, from)))
+	}
+	if err := n.l.undo.Forget(to); err != nil {
+		return fs.ToErrno(err)
+	}
+	return fs.ToErrno(n.l.undo.Move(from, to))
 }
 
 func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
@@ -203,13 +243,20 @@ func (n *node) Mknod(ctx context.Context, name string, mode, rdev uint32, out *f
 	return n.LoopbackNode.Mknod(ctx, name, mode, rdev, out)
 }
 
-// file is an open file under the mount. synced: opened O_SYNC or
-// O_DSYNC, whose writes are durable when they return.
+// file is an open file under the mount, fd the layer's own descriptor
+// of it. synced: opened O_SYNC or O_DSYNC, whose writes are durable when
+// they return.
 type file struct {
 	*fs.LoopbackFile
-	l      *Layer
+	fd     int
+	n      *node
 	synced bool
 }
+
+// PassthroughFd refuses the kernel's FUSE passthrough (Linux 6.9 and
+// later), which would let reads and writes go straight to the file and
+// past the layer.
+func (f *file) PassthroughFd() (int, bool) { return 0, false }
 
 var (
 	_ fs.FileWriter    = (*file)(nil)
@@ -218,13 +265,12 @@ var (
 )
 
 func (f *file) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {
-	if errno := f.l.enter(); errno != 0 {
+	if errno := f.n.l.enter(); errno != 0 {
 		return 0, errno
 	}
-	f.l.stats.writes.Add(1)
-	if f.l.undo != nil && !f.synced {
-		fd, _ := f.PassthroughFd()
-		if err := f.l.undo.Before(fd, off, int64(len(data))); err != nil {
+	f.n.l.stats.writes.Add(1)
+	if f.n.l.undo != nil && !f.synced {
+		if err := f.n.l.undo.Before(f.fd, f.n.seen(""), off, int64(len(data))); err != nil {
 			return 0, fs.ToErrno(err)
 		}
 	}
@@ -232,22 +278,21 @@ func (f *file) Write(ctx context.Context, data []byte, off int64) (uint32, sysca
 }
 
 func (f *file) Fsync(ctx context.Context, flags uint32) syscall.Errno {
-	if errno := f.l.enter(); errno != 0 {
+	if errno := f.n.l.enter(); errno != 0 {
 		return errno
 	}
-	f.l.stats.syncs.Add(1)
+	f.n.l.stats.syncs.Add(1)
 	if errno := f.LoopbackFile.Fsync(ctx, flags); errno != 0 {
 		return errno
 	}
-	if f.l.undo != nil {
-		fd, _ := f.PassthroughFd()
-		return fs.ToErrno(f.l.undo.Synced(fd))
+	if f.n.l.undo != nil {
+		return fs.ToErrno(f.n.l.undo.Forget(f.n.seen("")))
 	}
 	return 0
 }
 
 func (f *file) Allocate(ctx context.Context, off, size uint64, mode uint32) syscall.Errno {
-	if errno := f.l.enter(); errno != 0 {
+	if errno := f.n.l.enter(); errno != 0 {
 		return errno
 	}
 	return f.LoopbackFile.Allocate(ctx, off, size, mode)

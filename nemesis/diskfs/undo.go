@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 )
@@ -51,22 +52,19 @@ type record struct {
 // recordHeader is a record's offset, size and length of its old bytes.
 const recordHeader = 8 + 8 + 4
 
-// Key names a file in the log by its device and inode, which a rename
-// keeps.
-type Key struct{ Dev, Ino uint64 }
+// The log is a file per file written, named by the file's path as the
+// program sees it (under a data directory), escaped: an inode number
+// would do, were it kept by a container's restart, which on some
+// storage drivers (fuse-overlayfs) gives files new ones. A rename moves
+// the records with the file.
+func (u *Undo) log(path string) string { return filepath.Join(u.dir, url.PathEscape(path)) }
 
-func keyOf(st *syscall.Stat_t) Key { return Key{Dev: uint64(st.Dev), Ino: st.Ino} }
-
-func (k Key) file() string {
-	return strconv.FormatUint(k.Dev, 10) + "-" + strconv.FormatUint(k.Ino, 10)
-}
-
-// Before records what a write of n bytes at off to the file open as fd
-// is about to overwrite; it must be called before the write, and the
-// write must not begin until it returns. A truncation to size s is the
-// write of the bytes from s to the end (n = size - s), with the file's
-// size restored on rollback.
-func (u *Undo) Before(fd int, off, n int64) error {
+// Before records what a write of n bytes at off to the file at path,
+// open as fd, is about to overwrite; it must be called before the write,
+// and the write must not begin until it returns. A truncation to size s
+// is the write of the bytes from s to the end (n = size - s, or more),
+// with the file's size restored on rollback.
+func (u *Undo) Before(fd int, path string, off, n int64) error {
 	var st syscall.Stat_t
 	if err := syscall.Fstat(fd, &st); err != nil {
 		return err
@@ -85,7 +83,7 @@ func (u *Undo) Before(fd int, off, n int64) error {
 	buf = append(buf, r.Old...)
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	f, err := os.OpenFile(filepath.Join(u.dir, keyOf(&st).file()), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	f, err := os.OpenFile(u.log(path), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
 		return err
 	}
@@ -96,26 +94,44 @@ func (u *Undo) Before(fd int, off, n int64) error {
 	return err
 }
 
-// Synced forgets the records of the file open as fd: its writes are
-// durable.
-func (u *Undo) Synced(fd int) error {
-	var st syscall.Stat_t
-	if err := syscall.Fstat(fd, &st); err != nil {
-		return err
-	}
-	return u.Forget(keyOf(&st))
-}
-
-// Forget drops the records of file k: synced, or gone (its inode number
-// may be given to a new file, which must not inherit them).
-func (u *Undo) Forget(k Key) error {
+// Forget drops the records of the file at path: it was synced, or is
+// gone (a new file of its name must not inherit them).
+func (u *Undo) Forget(path string) error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	err := os.Remove(filepath.Join(u.dir, k.file()))
+	err := os.Remove(u.log(path))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	return err
+}
+
+// Move moves the records of the file at from, or of every file under the
+// directory from, to the same names under to: a rename.
+func (u *Undo) Move(from, to string) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	entries, err := os.ReadDir(u.dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		p, err := url.PathUnescape(e.Name())
+		if err != nil {
+			continue
+		}
+		rest, under := strings.CutPrefix(p, from+"/")
+		switch {
+		case p == from:
+			err = os.Rename(filepath.Join(u.dir, e.Name()), u.log(to))
+		case under:
+			err = os.Rename(filepath.Join(u.dir, e.Name()), u.log(to+"/"+rest))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Pending is how many records the log holds, over all files.
@@ -148,41 +164,27 @@ func (u *Undo) Discard() error {
 	return nil
 }
 
-// Rollback undoes every unsynced write to the files under roots (the
-// data directories, not mounted over yet) and forgets the records: what a
-// power cut leaves. It returns how many files it rolled back.
-func (u *Undo) Rollback(roots ...string) (int, error) {
-	paths := map[Key]string{}
-	for _, root := range roots {
-		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || !d.Type().IsRegular() {
-				return err
-			}
-			var st syscall.Stat_t
-			if err := syscall.Lstat(p, &st); err != nil {
-				return err
-			}
-			paths[keyOf(&st)] = p
-			return nil
-		})
-		if err != nil {
-			return 0, err
-		}
-	}
+// Rollback undoes every unsynced write the log holds, on the files at
+// their paths (the data directories not mounted over yet), and forgets
+// the records: what a power cut leaves. It returns how many files it
+// rolled back.
+func (u *Undo) Rollback() (int, error) {
 	entries, err := os.ReadDir(u.dir)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
 	for _, e := range entries {
-		var k Key
-		if _, err := fmt.Sscanf(e.Name(), "%d-%d", &k.Dev, &k.Ino); err != nil {
+		path, err := url.PathUnescape(e.Name())
+		if err != nil {
 			continue
 		}
-		if p, ok := paths[k]; ok {
-			if err := u.rollbackFile(filepath.Join(u.dir, e.Name()), p); err != nil {
-				return n, fmt.Errorf("roll back %s: %w", p, err)
-			}
+		err = u.rollbackFile(filepath.Join(u.dir, e.Name()), path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.EISDIR): // removed or replaced since: not ours to bring back
+		case err != nil:
+			return n, fmt.Errorf("roll back %s: %w", path, err)
+		default:
 			n++
 		}
 	}

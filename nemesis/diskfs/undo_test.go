@@ -12,11 +12,12 @@ type watched struct {
 	t    *testing.T
 	undo *Undo
 	f    *os.File
+	path string
 }
 
 func (w watched) write(off int64, s string) {
 	w.t.Helper()
-	if err := w.undo.Before(int(w.f.Fd()), off, int64(len(s))); err != nil {
+	if err := w.undo.Before(int(w.f.Fd()), w.path, off, int64(len(s))); err != nil {
 		w.t.Fatal(err)
 	}
 	if _, err := w.f.WriteAt([]byte(s), off); err != nil {
@@ -26,7 +27,7 @@ func (w watched) write(off int64, s string) {
 
 func (w watched) truncate(size int64) {
 	w.t.Helper()
-	if err := w.undo.Before(int(w.f.Fd()), size, 1<<62); err != nil {
+	if err := w.undo.Before(int(w.f.Fd()), w.path, size, 1<<62); err != nil {
 		w.t.Fatal(err)
 	}
 	if err := w.f.Truncate(size); err != nil {
@@ -36,12 +37,12 @@ func (w watched) truncate(size int64) {
 
 func (w watched) sync() {
 	w.t.Helper()
-	if err := w.undo.Synced(int(w.f.Fd())); err != nil {
+	if err := w.undo.Forget(w.path); err != nil {
 		w.t.Fatal(err)
 	}
 }
 
-func newWatched(t *testing.T) (watched, string, string) {
+func newWatched(t *testing.T) (watched, string) {
 	data := t.TempDir()
 	undo, err := NewUndo(filepath.Join(t.TempDir(), "undo"))
 	if err != nil {
@@ -53,7 +54,7 @@ func newWatched(t *testing.T) (watched, string, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	return watched{t, undo, f}, data, path
+	return watched{t, undo, f, path}, path
 }
 
 func content(t *testing.T, path string) string {
@@ -68,7 +69,7 @@ func content(t *testing.T, path string) string {
 // A power cut leaves each file as it was at its last fsync: overwrites,
 // appends and truncations since then undone, in any order.
 func TestPowerCutLeavesWhatWasSynced(t *testing.T) {
-	w, data, path := newWatched(t)
+	w, path := newWatched(t)
 	w.write(0, "term=1 vote=a;")
 	w.sync()
 	w.write(5, "2 vote=b;")     // overwrite past the end
@@ -78,7 +79,7 @@ func TestPowerCutLeavesWhatWasSynced(t *testing.T) {
 	if got := content(t, path); got == "term=1 vote=a;" {
 		t.Fatal("the writes did not reach the file")
 	}
-	n, err := w.undo.Rollback(data)
+	n, err := w.undo.Rollback()
 	if err != nil || n != 1 {
 		t.Fatalf("rolled back %d files: %v", n, err)
 	}
@@ -93,9 +94,9 @@ func TestPowerCutLeavesWhatWasSynced(t *testing.T) {
 // A file never synced comes back empty, as a file made and written but
 // never synced does after a power cut (it exists: metadata is kept).
 func TestNeverSyncedComesBackEmpty(t *testing.T) {
-	w, data, path := newWatched(t)
+	w, path := newWatched(t)
 	w.write(0, "vote=a")
-	if _, err := w.undo.Rollback(data); err != nil {
+	if _, err := w.undo.Rollback(); err != nil {
 		t.Fatal(err)
 	}
 	if got := content(t, path); got != "" {
@@ -106,7 +107,7 @@ func TestNeverSyncedComesBackEmpty(t *testing.T) {
 // Discard keeps what was written: a kill, not a power cut. Writes after
 // a sync are the only ones a later cut undoes.
 func TestKillKeepsWritesAndSyncForgetsThem(t *testing.T) {
-	w, data, path := newWatched(t)
+	w, path := newWatched(t)
 	w.write(0, "a")
 	if err := w.undo.Discard(); err != nil {
 		t.Fatal(err)
@@ -117,7 +118,7 @@ func TestKillKeepsWritesAndSyncForgetsThem(t *testing.T) {
 	if files, bytes := w.undo.Pending(); files != 1 || bytes == 0 {
 		t.Fatalf("pending %d files, %d bytes; want the one write after the sync", files, bytes)
 	}
-	if _, err := w.undo.Rollback(data); err != nil {
+	if _, err := w.undo.Rollback(); err != nil {
 		t.Fatal(err)
 	}
 	if got := content(t, path); got != "ab" {
@@ -128,7 +129,7 @@ func TestKillKeepsWritesAndSyncForgetsThem(t *testing.T) {
 // A record cut short by a kill while it was appended is dropped: its
 // write had not begun.
 func TestTornRecordIsDropped(t *testing.T) {
-	w, data, path := newWatched(t)
+	w, path := newWatched(t)
 	w.write(0, "synced")
 	w.sync()
 	w.write(0, "lost!!")
@@ -138,7 +139,7 @@ func TestTornRecordIsDropped(t *testing.T) {
 	if err := os.WriteFile(torn, append(b, 1, 2, 3), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.undo.Rollback(data); err != nil {
+	if _, err := w.undo.Rollback(); err != nil {
 		t.Fatal(err)
 	}
 	if got := content(t, path); got != "synced" {
@@ -156,5 +157,36 @@ func TestFaultValidate(t *testing.T) {
 		if f.Validate() == nil {
 			t.Errorf("%+v accepted", f)
 		}
+	}
+}
+
+// A rename moves a file's records with it, and those of every file under
+// a renamed directory; the records of a file replaced are dropped.
+func TestRenameMovesTheRecords(t *testing.T) {
+	w, path := newWatched(t)
+	w.write(0, "unsynced")
+	dir := filepath.Dir(path)
+	moved := filepath.Join(dir, "sub", "moved")
+	if err := os.MkdirAll(filepath.Dir(moved), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path, moved); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.undo.Move(path, moved); err != nil {
+		t.Fatal(err)
+	}
+	renamed := filepath.Join(dir, "renamed")
+	if err := os.Rename(filepath.Dir(moved), renamed); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.undo.Move(filepath.Dir(moved), renamed); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := w.undo.Rollback(); err != nil || n != 1 {
+		t.Fatalf("rolled back %d files: %v", n, err)
+	}
+	if got := content(t, filepath.Join(renamed, "moved")); got != "" {
+		t.Fatalf("the renamed file holds %q after the power cut", got)
 	}
 }

@@ -50,7 +50,7 @@ func main() {
 	var undo *diskfs.Undo
 	if *lose {
 		var err error
-		if undo, err = startUndo(data); err != nil {
+		if undo, err = startUndo(); err != nil {
 			refuse("undo log: %v", err)
 		}
 	}
@@ -113,14 +113,14 @@ func main() {
 // startUndo opens the undo log and settles what the last life left in
 // it: a power cut's mark rolls the unsynced writes back, anything else
 // (a kill, a stop) kept them.
-func startUndo(data []string) (*diskfs.Undo, error) {
+func startUndo() (*diskfs.Undo, error) {
 	undo, err := diskfs.NewUndo(diskfs.UndoDir)
 	if err != nil {
 		return nil, err
 	}
 	mark := filepath.Join(diskfs.Dir, diskfs.PowerCut)
 	if _, err := os.Stat(mark); err == nil {
-		n, err := undo.Rollback(data...)
+		n, err := undo.Rollback()
 		if err != nil {
 			return nil, err
 		}

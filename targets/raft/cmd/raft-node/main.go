@@ -4,8 +4,10 @@
 //
 // Environment, besides the SDK's: RAFT_TICK (default 50ms),
 // RAFT_ELECTION_TICKS (default 10), RAFT_STATE (default
-// /data/raft-state.json), RAFT_FLAW (default none: correct Raft; or one of
-// raft.Flaws, for the flawed targets).
+// /data/raft-state.json), RAFT_SYNC (default true; false saves the hard
+// state without fsync, a flaw of storage, not of the algorithm),
+// RAFT_FLAW (default none: correct Raft; or one of raft.Flaws, for the
+// flawed targets).
 package main
 
 import (
@@ -30,9 +32,12 @@ func main() {
 			ElectionTicks: s.Int("RAFT_ELECTION_TICKS", 10),
 			PreVote:       true,
 			CheckQuorum:   true,
-			Storage:       &sdk.FileStore[raft.HardState]{Path: s.String("RAFT_STATE", "/data/raft-state.json")},
-			Rand:          rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), h.Sum64())),
-			Flaw:          raft.Flaw(s.String("RAFT_FLAW", "")),
+			Storage: &sdk.FileStore[raft.HardState]{
+				Path:     s.String("RAFT_STATE", "/data/raft-state.json"),
+				Unsynced: s.String("RAFT_SYNC", "true") == "false",
+			},
+			Rand: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), h.Sum64())),
+			Flaw: raft.Flaw(s.String("RAFT_FLAW", "")),
 		})
 		return &sdk.Node[raft.Message]{
 			Machine: machine{node}, Tick: s.Duration("RAFT_TICK", 50*time.Millisecond), Path: "/raft",

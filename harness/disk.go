@@ -1,0 +1,158 @@
+package harness
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/moby/moby/client"
+
+	"github.com/splitbrain/splitbrain/nemesis"
+	"github.com/splitbrain/splitbrain/nemesis/diskfs"
+	"github.com/splitbrain/splitbrain/targets"
+)
+
+// Disk faults reach a node's data directories (data: in its manifest)
+// through the disk-fault layer (nemesis/diskfs), which a run that may
+// fault disks makes the entry point of every node's container: it mounts
+// itself over the directories, runs the node's own entry point under
+// them, and takes its faults over HTTP on diskfs.Port. Other runs start
+// nodes as they always did, and pay nothing.
+
+// faultsDisks says whether the plan faults disks, and so puts the layer
+// under every node.
+func (r *run) faultsDisks() bool {
+	return slices.ContainsFunc(r.faults, func(f nemesis.Fault) bool { return f.Kind.Disk() })
+}
+
+// cutsPower says whether the plan cuts power: then the layer records
+// every unsynced write, to undo it.
+func (r *run) cutsPower() bool {
+	return slices.ContainsFunc(r.faults, func(f nemesis.Fault) bool { return f.Kind == nemesis.LoseUnsynced })
+}
+
+// underDisk is spec with the disk-fault layer as its entry point, running
+// the image's own as its child, as the image's user; prog is the layer's
+// program.
+func (r *run) underDisk(ctx context.Context, spec ContainerSpec, prog []byte) (ContainerSpec, error) {
+	img, err := r.docker.cli.ImageInspect(ctx, spec.Image)
+	if err != nil {
+		return spec, err
+	}
+	cfg := img.Config
+	if cfg == nil || len(cfg.Entrypoint)+len(cfg.Cmd) == 0 {
+		return spec, fmt.Errorf("image %s has no entry point for the disk-fault layer to run", spec.Image)
+	}
+	entry := []string{diskfs.Program}
+	if r.cutsPower() {
+		entry = append(entry, "-lose-unsynced")
+	}
+	if cfg.User != "" {
+		entry = append(entry, "-user", cfg.User)
+	}
+	for _, d := range r.manifest.Data {
+		entry = append(entry, "-data", d)
+	}
+	entry = append(append(append(entry, "--"), cfg.Entrypoint...), cfg.Cmd...)
+	spec.Entrypoint, spec.User = entry, "0" // it mounts, then runs the program as the image's user
+	spec.CapAdd, spec.Devices = []string{"SYS_ADMIN"}, []string{"/dev/fuse"}
+	spec.Files = map[string][]byte{diskfs.Program: prog}
+	return spec, nil
+}
+
+// diskProgram is the layer's program, copied out of its image.
+func (r *run) diskProgram(ctx context.Context) ([]byte, error) {
+	tmp, err := os.MkdirTemp("", "splitbrain-diskfs-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	if err := r.docker.copyOut(ctx, diskfsImage, "/app", tmp); err != nil {
+		return nil, fmt.Errorf("the disk-fault layer's program: %v", err)
+	}
+	return os.ReadFile(filepath.Join(tmp, "app"))
+}
+
+// diskRefused is the bad input a node's layer exited with, when it could
+// not start the node (a data directory the image lacks, FUSE refused),
+// or nil.
+func (r *run) diskRefused(ctx context.Context, node string) error {
+	id := r.cluster.ids[node]
+	if exited, code := r.docker.Exited(ctx, id); !exited || code != diskfs.ExitRefused || !r.faultsDisks() {
+		return nil
+	}
+	logs, _ := r.docker.Logs(ctx, id)
+	return badInput("%s: data: %s", targets.ManifestFile, strings.TrimSpace(string(lastLine(logs))))
+}
+
+// diskTimeout bounds one call to a node's layer, which answers at once.
+const diskTimeout = 5 * time.Second
+
+// SetDisk puts node's data directories in state d through its layer.
+func (c *cluster) SetDisk(ctx context.Context, node string, d nemesis.Disk) error {
+	b, err := json.Marshal(diskfs.Fault{Stall: d.Stall, Fail: d.Fail})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, diskTimeout)
+	defer cancel()
+	c.mu.RLock()
+	url := "http://" + netip.AddrPortFrom(c.ips[node], diskfs.Port).String() + "/fault"
+	c.mu.RUnlock()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, url, bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("the disk-fault layer of %s: %v", node, err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusNoContent {
+		return fmt.Errorf("the disk-fault layer of %s answered %s", node, res.Status)
+	}
+	return nil
+}
+
+// PowerCut kills node, and the members beside it, and marks its
+// container so that its layer, when it starts again, undoes every write
+// the node had not synced. The mark is written once the container is
+// dead, through the Engine, which needs nothing running in it.
+func (c *cluster) PowerCut(ctx context.Context, node string) error {
+	c.mu.RLock()
+	nodeID := c.ids[node]
+	c.mu.RUnlock()
+	return c.halt(node, func(id string) error {
+		if err := c.docker.Kill(ctx, id); err != nil || id != nodeID {
+			return err
+		}
+		return c.docker.putFile(ctx, id, diskfs.Dir, diskfs.PowerCut, nil)
+	})
+}
+
+// putFile writes a file named name holding b into folder dir of
+// container id, running or not.
+func (d *Docker) putFile(ctx context.Context, id, dir, name string, b []byte) error {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(b))}); err != nil {
+		return err
+	}
+	if _, err := tw.Write(b); err != nil {
+		return err
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	_, err := d.cli.CopyToContainer(ctx, id, client.CopyToContainerOptions{DestinationPath: dir, Content: &buf})
+	return err
+}
