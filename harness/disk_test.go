@@ -172,6 +172,25 @@ func TestDiskStallsAndFails(t *testing.T) {
 	if err := w.put("after", "ok", true); err != "" || w.get("after") != "ok" {
 		t.Errorf("healed: %q", err)
 	}
+
+	// Killed with a write held by the stall: the node's process, in the
+	// kernel waiting for the layer's answer, dies with it, and the node
+	// starts again (a program that kept the layer's /dev/fuse open would
+	// wait for good, in a container no kill could end).
+	if err := c.SetDisk(ctx, "n2", nemesis.Disk{Stall: true}); err != nil {
+		t.Fatal(err)
+	}
+	go func() { // it fails when the node dies, as it should
+		req, _ := http.NewRequest(http.MethodPut, c.NodeURL("n2")+"/files/held?sync=1", strings.NewReader("held"))
+		if res, err := http.DefaultClient.Do(req); err == nil {
+			res.Body.Close()
+		}
+	}()
+	time.Sleep(500 * time.Millisecond)
+	if err := c.Kill(ctx, "n2"); err != nil {
+		t.Fatal(err)
+	}
+	w.restart()
 }
 
 // The layer's cost on a write of 4 KiB and its fsync, over and over, in

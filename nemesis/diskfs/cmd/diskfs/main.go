@@ -69,6 +69,9 @@ func main() {
 	}
 	go http.Serve(ln, layer)
 
+	if err := closeOnExec(); err != nil {
+		refuse("%v", err)
+	}
 	cmd := exec.Command(flag.Arg(0), flag.Args()[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	if *user != "" {
@@ -128,6 +131,24 @@ func startUndo() (*diskfs.Undo, error) {
 		return undo, os.Remove(mark)
 	}
 	return undo, undo.Discard()
+}
+
+// closeOnExec keeps every descriptor of the layer's from the program.
+// go-fuse opens /dev/fuse without O_CLOEXEC: a program that held it
+// would keep the FUSE connection alive after the layer died, and its
+// own requests on it, never answered, would hold it in the kernel for
+// good, a container no kill can end.
+func closeOnExec() error {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			syscall.CloseOnExec(fd)
+		}
+	}
+	return nil
 }
 
 func unmount(servers []*fuse.Server) {
