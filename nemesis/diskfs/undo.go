@@ -109,47 +109,38 @@ func (u *Undo) Forget(path string) error {
 // Move moves the records of the file at from, or of every file under the
 // directory from, to the same names under to: a rename.
 func (u *Undo) Move(from, to string) error {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	entries, err := os.ReadDir(u.dir)
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		p, err := url.PathUnescape(e.Name())
+	return u.each(func(log string) error {
+		p, err := url.PathUnescape(filepath.Base(log))
 		if err != nil {
-			continue
+			return nil
 		}
-		rest, under := strings.CutPrefix(p, from+"/")
-		switch {
-		case p == from:
-			err = os.Rename(filepath.Join(u.dir, e.Name()), u.log(to))
-		case under:
-			err = os.Rename(filepath.Join(u.dir, e.Name()), u.log(to+"/"+rest))
+		if rest, under := strings.CutPrefix(p, from+"/"); under {
+			return os.Rename(log, u.log(to+"/"+rest))
 		}
-		if err != nil {
-			return err
+		if p == from {
+			return os.Rename(log, u.log(to))
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
-// Pending is how many records the log holds, over all files.
+// Pending is how many files have records, and the log's size.
 func (u *Undo) Pending() (files int, bytes int64) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	entries, _ := os.ReadDir(u.dir)
-	for _, e := range entries {
-		if info, err := e.Info(); err == nil {
-			files++
-			bytes += info.Size()
+	u.each(func(log string) error {
+		if info, err := os.Stat(log); err == nil {
+			files, bytes = files+1, bytes+info.Size()
 		}
-	}
+		return nil
+	})
 	return files, bytes
 }
 
 // Discard forgets every record: the kill kept what was written.
-func (u *Undo) Discard() error {
+func (u *Undo) Discard() error { return u.each(os.Remove) }
+
+// each calls f with the path of every file's log, under the log's lock,
+// and stops at its first error.
+func (u *Undo) each(f func(log string) error) error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	entries, err := os.ReadDir(u.dir)
@@ -157,7 +148,7 @@ func (u *Undo) Discard() error {
 		return err
 	}
 	for _, e := range entries {
-		if err := os.Remove(filepath.Join(u.dir, e.Name())); err != nil {
+		if err := f(filepath.Join(u.dir, e.Name())); err != nil {
 			return err
 		}
 	}

@@ -45,7 +45,7 @@ func (s *FileStore[T]) Save(v T) error {
 		return err
 	}
 	tmp := s.Path + ".tmp"
-	if err := write(tmp, b, !s.Unsynced); err != nil {
+	if err := WriteFile(tmp, b, !s.Unsynced); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, s.Path); err != nil || s.Unsynced {
@@ -55,9 +55,9 @@ func (s *FileStore[T]) Save(v T) error {
 	return syncDir(dir)
 }
 
-// write makes the file at path hold b, synced before it returns when
-// sync is set.
-func write(path string, b []byte, sync bool) error {
+// WriteFile makes the file at path hold b, synced before it returns when
+// sync is set: durable then, as a kill or a power cut finds it.
+func WriteFile(path string, b []byte, sync bool) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err

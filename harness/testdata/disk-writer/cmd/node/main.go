@@ -31,7 +31,7 @@ func main() {
 	http.HandleFunc("PUT /files/{name}", func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(r.Body)
 		if err == nil {
-			err = write(filepath.Join(dir, r.PathValue("name")), body, r.URL.Query().Get("sync") == "1")
+			err = sdk.WriteFile(filepath.Join(dir, r.PathValue("name")), body, r.URL.Query().Get("sync") == "1")
 		}
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -67,21 +67,6 @@ func main() {
 		w.Write(b)
 	})
 	log.Fatal(http.ListenAndServe(os.Getenv(contract.EnvAddr), nil))
-}
-
-func write(path string, b []byte, sync bool) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if err == nil && sync {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // loop overwrites and fsyncs a file of size bytes in dir n times, and
