@@ -20,15 +20,17 @@ import (
 // the program's files are the image's and a restarted container's, with
 // nothing copied. It needs CAP_SYS_ADMIN and /dev/fuse.
 func (l *Layer) Mount(dir string) (*fuse.Server, error) {
-	d, err := os.Open(dir)
+	// A descriptor of the process's, never closed: an *os.File's would
+	// be closed by its finalizer once collected, and the number given
+	// to another file, under the mount's every path.
+	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, err
+		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
 	}
-	// The descriptor stays open for as long as the mount serves.
-	under := "/proc/self/fd/" + strconv.Itoa(int(d.Fd()))
+	under := "/proc/self/fd/" + strconv.Itoa(fd)
 	var st syscall.Stat_t
 	if err := syscall.Stat(under, &st); err != nil {
-		d.Close()
+		syscall.Close(fd)
 		return nil, err
 	}
 	root := &fs.LoopbackRoot{Path: under, Dev: uint64(st.Dev)}
@@ -36,14 +38,18 @@ func (l *Layer) Mount(dir string) (*fuse.Server, error) {
 		return &node{LoopbackNode: fs.LoopbackNode{RootData: r}, l: l, mount: filepath.Clean(dir)}
 	}
 	root.RootNode = root.NewNode(root, nil, "", &st)
-	server, err := fs.Mount(dir, root.RootNode, &fs.Options{MountOptions: fuse.MountOptions{
-		DirectMountStrict: true, // as root in the container: no fusermount there
-		AllowOther:        true, // the program may run as another user
-		FsName:            "splitbrain-diskfs",
-		Name:              "splitbrain",
-	}})
+	server, err := fs.Mount(dir, root.RootNode, &fs.Options{
+		// The directory's own inode number, not 0, which tools that
+		// walk a tree by inode (rm -r's fts) take for none.
+		RootStableAttr: &fs.StableAttr{Ino: st.Ino, Gen: 1},
+		MountOptions: fuse.MountOptions{
+			DirectMountStrict: true, // as root in the container: no fusermount there
+			AllowOther:        true, // the program may run as another user
+			FsName:            "splitbrain-diskfs",
+			Name:              "splitbrain",
+		}})
 	if err != nil {
-		d.Close()
+		syscall.Close(fd)
 		return nil, fmt.Errorf("mount FUSE on %s: %w", dir, err)
 	}
 	return server, nil
