@@ -18,7 +18,6 @@ import (
 
 	"github.com/splitbrain/splitbrain/nemesis"
 	"github.com/splitbrain/splitbrain/nemesis/diskfs"
-	"github.com/splitbrain/splitbrain/targets"
 )
 
 // Disk faults reach a node's data directories (data: in its manifest)
@@ -91,7 +90,7 @@ func (r *run) diskRefused(ctx context.Context, node string) error {
 		return nil
 	}
 	logs, _ := r.docker.Logs(ctx, id)
-	return badInput("%s: data: %s", targets.ManifestFile, strings.TrimSpace(string(lastLine(logs))))
+	return badInput("node %s, under the disk-fault layer: %s", node, strings.TrimSpace(string(lastLine(logs))))
 }
 
 // diskTimeout bounds one call to a node's layer, which answers at once.
