@@ -4,9 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -98,28 +96,12 @@ const diskTimeout = 5 * time.Second
 
 // SetDisk puts node's data directories in state d through its layer.
 func (c *cluster) SetDisk(ctx context.Context, node string, d nemesis.Disk) error {
-	b, err := json.Marshal(diskfs.Fault{Stall: d.Stall, Fail: d.Fail})
-	if err != nil {
-		return err
-	}
 	ctx, cancel := context.WithTimeout(ctx, diskTimeout)
 	defer cancel()
 	c.mu.RLock()
 	url := "http://" + netip.AddrPortFrom(c.ips[node], diskfs.Port).String() + "/fault"
 	c.mu.RUnlock()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, url, bytes.NewReader(b))
-	if err != nil {
-		return err
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("the disk-fault layer of %s: %v", node, err)
-	}
-	defer res.Body.Close()
-	if res.StatusCode != http.StatusNoContent {
-		return fmt.Errorf("the disk-fault layer of %s answered %s", node, res.Status)
-	}
-	return nil
+	return putJSON(ctx, url, "the disk-fault layer of "+node, diskfs.Fault{Stall: d.Stall, Fail: d.Fail})
 }
 
 // PowerCut kills node, and the members beside it, and marks its

@@ -106,22 +106,28 @@ func (c *cluster) clockURL(name string) string {
 // a process waits for it to stop under ptrace: a frozen (paused) one is
 // patched when it thaws.
 func (c *cluster) setProcessClock(ctx context.Context, name string, s contract.Skew) error {
-	b, err := json.Marshal(s)
+	return putJSON(ctx, c.clockURL(name)+"/skew", "clock sidecar of "+name, s)
+}
+
+// putJSON PUTs v as JSON to url and wants 204 No Content; what names the
+// server in its errors, with what it answered otherwise.
+func putJSON(ctx context.Context, url, what string, v any) error {
+	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, c.clockURL(name)+"/skew", bytes.NewReader(b))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, url, bytes.NewReader(b))
 	if err != nil {
 		return err
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("clock sidecar of %s: %v", name, err)
+		return fmt.Errorf("%s: %v", what, err)
 	}
 	defer res.Body.Close()
 	if res.StatusCode != http.StatusNoContent {
 		msg, _ := io.ReadAll(io.LimitReader(res.Body, 4096))
-		return fmt.Errorf("clock sidecar of %s: %s: %s", name, res.Status, bytes.TrimSpace(msg))
+		return fmt.Errorf("%s: %s: %s", what, res.Status, bytes.TrimSpace(msg))
 	}
 	return nil
 }
