@@ -18,17 +18,24 @@ import (
 	"github.com/splitbrain/splitbrain/nemesis/diskfs"
 )
 
-// Disk faults reach a node's data directories (data: in its manifest)
-// through the disk-fault layer (nemesis/diskfs), which a run that may
-// fault disks makes the entry point of every node's container: it mounts
-// itself over the directories, runs the node's own entry point under
-// them, and takes its faults over HTTP on diskfs.Port. Other runs start
-// nodes as they always did, and pay nothing.
+// Disk faults reach a node's or a service member's data directories
+// (data: in its manifest) through the disk-fault layer (nemesis/diskfs),
+// which a run that may fault their disks makes the entry point of every
+// node's container, or every member's of a service with data: it mounts
+// itself over the directories, runs the container's own entry point
+// under them, and takes its faults over HTTP on diskfs.Port. Other runs
+// start them as they always did, and pay nothing.
 
-// faultsDisks says whether the plan faults disks, and so puts the layer
-// under every node.
+// faultsDisks says whether the plan faults disks anywhere.
 func (r *run) faultsDisks() bool {
 	return slices.ContainsFunc(r.faults, func(f nemesis.Fault) bool { return f.Kind.Disk() })
+}
+
+// faultsDisksOf says whether the plan faults the nodes' disks (services
+// false), and so puts the layer under every node, or the service
+// members' (true), and so under every member with data directories.
+func (r *run) faultsDisksOf(services bool) bool {
+	return slices.ContainsFunc(r.faults, func(f nemesis.Fault) bool { return f.Kind.Disk() && f.OnServices == services })
 }
 
 // cutsPower says whether the plan cuts power: then the layer records
@@ -37,10 +44,10 @@ func (r *run) cutsPower() bool {
 	return slices.ContainsFunc(r.faults, func(f nemesis.Fault) bool { return f.Kind == nemesis.LoseUnsynced })
 }
 
-// underDisk is spec with the disk-fault layer as its entry point, running
-// the image's own as its child, as the image's user; prog is the layer's
-// program.
-func (r *run) underDisk(ctx context.Context, spec ContainerSpec, prog []byte) (ContainerSpec, error) {
+// underDisk is spec with the disk-fault layer as its entry point over
+// the data directories dirs, running the image's own as its child, as
+// the image's user; prog is the layer's program.
+func (r *run) underDisk(ctx context.Context, spec ContainerSpec, dirs []string, prog []byte) (ContainerSpec, error) {
 	img, err := r.docker.cli.ImageInspect(ctx, spec.Image)
 	if err != nil {
 		return spec, err
@@ -56,7 +63,7 @@ func (r *run) underDisk(ctx context.Context, spec ContainerSpec, prog []byte) (C
 	if cfg.User != "" {
 		entry = append(entry, "-user", cfg.User)
 	}
-	for _, d := range r.manifest.Data {
+	for _, d := range dirs {
 		entry = append(entry, "-data", d)
 	}
 	entry = append(append(append(entry, "--"), cfg.Entrypoint...), cfg.Cmd...)
@@ -66,8 +73,28 @@ func (r *run) underDisk(ctx context.Context, spec ContainerSpec, prog []byte) (C
 	return spec, nil
 }
 
-// diskProgram is the layer's program, copied out of its image.
+// underDiskIf is spec under the disk-fault layer over dirs when the
+// plan faults such disks (faultsDisksOf(services)) and dirs are given,
+// else spec.
+func (r *run) underDiskIf(ctx context.Context, spec ContainerSpec, dirs []string, services bool) (ContainerSpec, error) {
+	if len(dirs) == 0 || !r.faultsDisksOf(services) {
+		return spec, nil
+	}
+	prog, err := r.diskProgram(ctx)
+	if err != nil {
+		return spec, err
+	}
+	return r.underDisk(ctx, spec, dirs, prog)
+}
+
+// diskProgram is the layer's program, copied out of its image once a
+// run.
 func (r *run) diskProgram(ctx context.Context) ([]byte, error) {
+	r.diskOnce.Do(func() { r.diskProg, r.diskErr = r.copyDiskProgram(ctx) })
+	return r.diskProg, r.diskErr
+}
+
+func (r *run) copyDiskProgram(ctx context.Context) ([]byte, error) {
 	tmp, err := os.MkdirTemp("", "splitbrain-diskfs-")
 	if err != nil {
 		return nil, err
@@ -79,22 +106,33 @@ func (r *run) diskProgram(ctx context.Context) ([]byte, error) {
 	return os.ReadFile(filepath.Join(tmp, "app"))
 }
 
-// diskRefused is the bad input a node's layer exited with, when it could
-// not start the node (a data directory the image lacks, FUSE refused),
-// or nil.
-func (r *run) diskRefused(ctx context.Context, node string) error {
-	id := r.cluster.ids[node]
+// diskRefused is the bad input a node's or member's layer exited with,
+// when it could not start the container (a data directory the image
+// lacks, FUSE refused), or nil.
+func (r *run) diskRefused(ctx context.Context, name string) error {
+	r.cluster.mu.RLock()
+	id := r.cluster.ids[name]
+	r.cluster.mu.RUnlock()
 	if exited, code := r.docker.Exited(ctx, id); !exited || code != diskfs.ExitRefused || !r.faultsDisks() {
 		return nil
 	}
 	logs, _ := r.docker.Logs(ctx, id)
-	return badInput("node %s, under the disk-fault layer: %s", node, strings.TrimSpace(string(lastLine(logs))))
+	who := "node " + name
+	if slices.Contains(r.cluster.services, name) {
+		who = "service " + name
+	}
+	return badInput("%s, under the disk-fault layer: %s", who, strings.TrimSpace(string(lastLine(logs))))
 }
+
+// Data are the data directories of container name that disk faults
+// reach.
+func (c *cluster) Data(name string) []string { return c.data[name] }
 
 // diskTimeout bounds one call to a node's layer, which answers at once.
 const diskTimeout = 5 * time.Second
 
-// SetDisk puts node's data directories in state d through its layer.
+// SetDisk puts the data directories of node (or service member) in
+// state d through its layer.
 func (c *cluster) SetDisk(ctx context.Context, node string, d nemesis.Disk) error {
 	ctx, cancel := context.WithTimeout(ctx, diskTimeout)
 	defer cancel()
@@ -104,9 +142,9 @@ func (c *cluster) SetDisk(ctx context.Context, node string, d nemesis.Disk) erro
 	return putJSON(ctx, url, "the disk-fault layer of "+node, diskfs.Fault{Stall: d.Stall, Fail: d.Fail})
 }
 
-// PowerCut kills node, and the members beside it, and marks its
-// container so that its layer, when it starts again, undoes every write
-// the node had not synced. The mark is written once the container is
+// PowerCut kills node (or a service member), and the members beside it,
+// and marks its container so that its layer, when it starts again,
+// undoes every write it had not synced. The mark is written once the container is
 // dead, through the Engine, which needs nothing running in it.
 func (c *cluster) PowerCut(ctx context.Context, node string) error {
 	c.mu.RLock()

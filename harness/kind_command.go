@@ -17,6 +17,6 @@ func (commandKind) build(ctx context.Context, d *Docker, tag, _ string, b target
 	if err != nil {
 		return err
 	}
-	dockerfile := fmt.Sprintf("FROM %s\nENTRYPOINT %s\n", base, entry)
+	dockerfile := fmt.Sprintf("FROM %s\n%sENTRYPOINT %s\n", base, makeDirs(b.Dirs), entry)
 	return d.buildContext(ctx, tag, nil, "Dockerfile", map[string][]byte{"Dockerfile": []byte(dockerfile)})
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 
 	"github.com/splitbrain/splitbrain/targets"
 )
@@ -52,14 +53,20 @@ func (d *Docker) buildGo(ctx context.Context, tag, dir, pkg, base string, dirs [
 	}
 	// The legacy builder is used: it needs nothing from a registry and no
 	// BuildKit.
-	dockerfile := "FROM " + base + "\nCOPY app /app\n"
+	dockerfile := "FROM " + base + "\nCOPY app /app\n" + makeDirs(dirs) + "ENTRYPOINT [\"/app\"]\n"
+	return d.buildContext(ctx, tag, nil, "Dockerfile", map[string][]byte{"Dockerfile": []byte(dockerfile), "app": app})
+}
+
+// makeDirs are the Dockerfile lines that make an image's data
+// directories (targets.Build.Dirs).
+func makeDirs(dirs []string) string {
+	var b strings.Builder
 	for _, d := range dirs {
 		// FROM scratch has no mkdir to RUN: WORKDIR makes the folder.
-		dockerfile += "WORKDIR " + d + "\n"
+		b.WriteString("WORKDIR " + d + "\n")
 	}
 	if len(dirs) > 0 {
-		dockerfile += "WORKDIR /\n"
+		b.WriteString("WORKDIR /\n")
 	}
-	dockerfile += "ENTRYPOINT [\"/app\"]\n"
-	return d.buildContext(ctx, tag, nil, "Dockerfile", map[string][]byte{"Dockerfile": []byte(dockerfile), "app": app})
+	return b.String()
 }

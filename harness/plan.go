@@ -134,15 +134,19 @@ func planFaults(cfg Config, m targets.Manifest) (faultPlan, error) {
 			if f.Kind == nemesis.Clock && !f.OnServices && m.Clock == targets.ClockNone {
 				blind = append(blind, f.Name)
 			}
-			if f.Kind == nemesis.PauseProcess && !namesProcesses(m, f.OnServices) {
+			if f.Kind == nemesis.PauseProcess && !declares(m, f.OnServices, m.Processes, func(s targets.Service) []string { return s.Processes }) {
 				where := "processes in its " + targets.ManifestFile
 				if f.OnServices {
 					where = "processes under a service in its " + targets.ManifestFile
 				}
 				return faultPlan{}, badInput("--nemesis %s: target %s names no process a fault may stop (%s)", f.Name, m.Name, where)
 			}
-			if f.Kind.Disk() && len(m.Data) == 0 {
-				return faultPlan{}, badInput("--nemesis %s: target %s declares no data directory for a disk fault to reach (data in its %s)", f.Name, m.Name, targets.ManifestFile)
+			if f.Kind.Disk() && !declares(m, f.OnServices, m.Data, func(s targets.Service) []string { return s.Data }) {
+				where := "data in its " + targets.ManifestFile
+				if f.OnServices {
+					where = "data under a service in its " + targets.ManifestFile
+				}
+				return faultPlan{}, badInput("--nemesis %s: target %s declares no data directory for a disk fault to reach (%s)", f.Name, m.Name, where)
 			}
 			if f.Process != "" && !slices.Contains(m.Processes, f.Process) {
 				return faultPlan{}, badInput("--nemesis %s: target %s names no %s process (processes in its %s)", f.Name, m.Name, f.Process, targets.ManifestFile)
@@ -163,15 +167,6 @@ func planFaults(cfg Config, m targets.Manifest) (faultPlan, error) {
 			strings.Join(blind, ", "), m.Name, targets.ClockNone, targets.ManifestFile))
 	}
 	return p, nil
-}
-
-// namesProcesses says whether m names processes a fault may stop in its
-// nodes, or in some service's members.
-func namesProcesses(m targets.Manifest, services bool) bool {
-	if !services {
-		return len(m.Processes) > 0
-	}
-	return slices.ContainsFunc(m.Services, func(s targets.Service) bool { return len(s.Processes) > 0 })
 }
 
 // distinct is names without repeats, in their first order.
@@ -222,4 +217,14 @@ func version() string {
 		return bi.Main.Version
 	}
 	return "unknown"
+}
+
+// declares says whether m's nodes declare some of what (nodes, as
+// processes or data), or, on services, whether some service's members
+// do (of).
+func declares(m targets.Manifest, services bool, nodes []string, of func(targets.Service) []string) bool {
+	if !services {
+		return len(nodes) > 0
+	}
+	return slices.ContainsFunc(m.Services, func(s targets.Service) bool { return len(of(s)) > 0 })
 }

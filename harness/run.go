@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/splitbrain/splitbrain/checkers"
@@ -139,6 +140,11 @@ type run struct {
 	// faketime is the host folder of libfaketime's companions, which
 	// containers whose clocks it skews mount; "" for a target with none.
 	faketime string
+	// The disk-fault layer's program, copied out of its image once for
+	// every container that runs under it (diskProgram).
+	diskOnce sync.Once
+	diskProg []byte
+	diskErr  error
 }
 
 // partitions says whether the plan needs packet-filter sidecars: to

@@ -29,6 +29,7 @@ func testConfig(t *testing.T) harness.Config {
 	cfg.ResultsDir = t.TempDir()
 	cfg.Progress = nil
 	cfg.Nodes = 3
+	cfg.StartTimeout = harnesstest.StartTimeout
 	cfg.TimeLimit = 6 * time.Second
 	cfg.QuietPeriod = 2 * time.Second
 	cfg.NemesisInterval = 2 * time.Second
@@ -317,6 +318,18 @@ func TestDataDirectoryThatDoesNotExist(t *testing.T) {
 	cfg.Target, cfg.Nemesis = "raft-forgetful-vote", []string{"disk-lose-unsynced"}
 	if _, err := record.Run(harnesstest.Context(t), cfg); !harness.IsBadInput(err) || !strings.Contains(err.Error(), "declares no data directory") {
 		t.Fatalf("want bad input for a target with no data, got %v", err)
+	}
+
+	// raft declares its nodes' data, and has no service to declare any.
+	cfg = testConfig(t)
+	cfg.Target, cfg.Nemesis = "raft", []string{"disk-stall-service"}
+	if _, err := record.Run(harnesstest.Context(t), cfg); !harness.IsBadInput(err) || !strings.Contains(err.Error(), "has no service containers") {
+		t.Fatalf("want bad input for a target with no services, got %v", err)
+	}
+	cfg = testConfig(t)
+	cfg.Target, cfg.Nemesis = "redis-lease-volatile", []string{"disk-lose-unsynced-service"}
+	if _, err := record.Run(harnesstest.Context(t), cfg); !harness.IsBadInput(err) || !strings.Contains(err.Error(), "data under a service") {
+		t.Fatalf("want bad input for services with no data, got %v", err)
 	}
 }
 

@@ -59,8 +59,15 @@ func (r *run) startServices(ctx context.Context, at int) error {
 		if m.service.Clock == targets.ClockFaketime {
 			spec.Binds = r.clockBinds(m.Name, true)
 		}
+		spec, err := r.underDiskIf(ctx, spec, m.service.Data, true)
+		if err != nil {
+			return err
+		}
 		id, err := c.start(ctx, spec)
 		if err != nil {
+			if bad := r.diskRefused(ctx, m.Name); bad != nil {
+				return bad
+			}
 			return err
 		}
 		if m.service.Clock == targets.ClockProcess && r.clockSidecars(true) {

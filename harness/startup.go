@@ -57,7 +57,7 @@ func (r *run) planCluster(ctx context.Context) error {
 		skewable: skewableServices(r.manifest, r.cfg.Nodes),
 		beside:   map[string]string{},
 		ids:      map[string]string{}, ips: map[string]netip.Addr{}, sidecars: map[string]string{}, clockSidecars: map[string]string{},
-		runID: r.info.ID, processes: map[string][]string{}, inits: map[string]string{},
+		runID: r.info.ID, processes: map[string][]string{}, data: map[string][]string{}, inits: map[string]string{},
 		stopSignal: r.manifest.StopSignal, startTimeout: r.cfg.StartTimeout,
 	}
 	var members []targets.Member
@@ -71,7 +71,7 @@ func (r *run) planCluster(ctx context.Context) error {
 	}
 	for _, s := range r.manifest.Services {
 		for _, name := range s.MemberNames(r.cfg.Nodes) {
-			c.processes[name] = s.Processes
+			c.processes[name], c.data[name] = s.Processes, s.Data
 		}
 	}
 	for _, m := range members {
@@ -86,7 +86,7 @@ func (r *run) planCluster(ctx context.Context) error {
 	}
 	for i := 1; i <= r.cfg.Nodes; i++ {
 		c.nodes = append(c.nodes, fmt.Sprintf("n%d", i))
-		c.processes[c.nodes[i-1]] = r.manifest.Processes
+		c.processes[c.nodes[i-1]], c.data[c.nodes[i-1]] = r.manifest.Processes, r.manifest.Data
 	}
 	if c.hosts, err = addressPlan(subnet, c.nodes, members); err != nil {
 		return err
@@ -166,23 +166,13 @@ func (r *run) startResource(ctx context.Context) error {
 // sidecar when the plan partitions.
 func (r *run) startNodes(ctx context.Context) error {
 	c := r.cluster
-	var diskProgram []byte
-	if r.faultsDisks() {
-		var err error
-		if diskProgram, err = r.diskProgram(ctx); err != nil {
-			return err
-		}
-	}
 	errs := parallel.Do(c.nodes, func(node string) error {
-		spec := ContainerSpec{
+		spec, err := r.underDiskIf(ctx, ContainerSpec{
 			RunID: r.info.ID, Name: node, Image: NodeImage(r.manifest), Network: c.network, Env: r.nodeEnv(node), IP: c.hosts[node], Hosts: c.hosts,
 			Binds: r.clockBinds(node, r.manifest.Clock == targets.ClockFaketime),
-		}
-		if diskProgram != nil {
-			var err error
-			if spec, err = r.underDisk(ctx, spec, diskProgram); err != nil {
-				return err
-			}
+		}, r.manifest.Data, false)
+		if err != nil {
+			return err
 		}
 		id, err := c.start(ctx, spec)
 		if err != nil {

@@ -8,12 +8,13 @@ import (
 	"strings"
 )
 
-// Disk faults act on the data directories a target's manifest declares,
-// through a filesystem layer between its nodes and their files
-// (nemesis/diskfs): a disk that stalls (every write and fsync waits until
-// healed, as a leader's stuck in fdatasync does), a disk that fails
-// (EIO, or ENOSPC when full), and a power cut, which kills nodes and
-// loses every write they had not synced.
+// Disk faults act on the data directories a target's manifest declares
+// for its nodes or its services' members, through a filesystem layer
+// between the programs and their files (nemesis/diskfs): a disk that
+// stalls (every write and fsync waits until healed, as a leader's stuck
+// in fdatasync does), a disk that fails (EIO, or ENOSPC when full), and a
+// power cut, which kills containers and loses every write they had not
+// synced.
 
 // Disk states a node's disk can be put in.
 type Disk struct {
@@ -33,12 +34,15 @@ func (k Kind) Disk() bool { return k == DiskStall || k == DiskFail || k == LoseU
 // diskFault puts the disks of the nodes t aims at in state d, healthy
 // again at heal.
 func diskFault(kind Kind, t Target, d Disk, name string) Fault {
-	aim, _, family := aimed(kind, t)
+	aim, onServices, family := aimed(kind, t)
 	if name == "" {
 		name = aim
 	}
-	return Fault{Name: name, Kind: kind, Family: family, inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
-		nodes := choose(c, t, rng)
+	return Fault{Name: name, Kind: kind, OnServices: onServices, Family: family, inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
+		nodes := withDisks(c, t, rng)
+		if len(nodes) == 0 {
+			return Applied{}, fmt.Errorf("%s: no service member has data directories", name)
+		}
 		what := strings.Join(nodes, ", ")
 		if l := c.Leader(); slices.Contains(nodes, l) {
 			what += " (leader " + l + ")"
@@ -59,5 +63,17 @@ func diskFault(kind Kind, t Target, d Disk, name string) Fault {
 // powerCut kills the nodes t aims at and loses every write they had not
 // synced, started again at heal.
 func powerCut(t Target) Fault {
-	return nodeFault(LoseUnsynced, t, "power cut to", Cluster.PowerCut, Cluster.Restart)
+	return hostFault(LoseUnsynced, t, withDisks, "power cut to", Cluster.PowerCut, Cluster.Restart)
+}
+
+// withDisks are the containers t aims at among those the disk-fault
+// layer reaches: any node, or the service members with data
+// directories.
+func withDisks(c Cluster, t Target, rng *rand.Rand) []string {
+	share, ok := serviceTargets[t]
+	if !ok {
+		return choose(c, t, rng)
+	}
+	members := slices.DeleteFunc(slices.Clone(c.Services()), func(m string) bool { return len(c.Data(m)) == 0 })
+	return pick(members, share, rng)
 }

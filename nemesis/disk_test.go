@@ -48,6 +48,33 @@ func TestPowerCutRestarts(t *testing.T) {
 	}
 }
 
+// A disk fault on services strikes the members with data directories
+// only, a member of a service that declares none never; with none
+// anywhere it strikes nothing and says so.
+func TestDiskFaultsOnServices(t *testing.T) {
+	ctx := context.Background()
+	c := &services{services: []string{"zk1", "zk2", "zk3", "sentinel"}, disks: []string{"zk1", "zk2", "zk3"}}
+	a, err := catalogue["disk-lose-unsynced-service-all"].inject(ctx, c, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := slices.Sorted(slices.Values(a.Nodes)); !slices.Equal(got, []string{"zk1", "zk2", "zk3"}) {
+		t.Errorf("power cut to %v, want the three members with data", got)
+	}
+	for seed := range uint64(20) {
+		for _, name := range []string{"disk-stall-service", "disk-fail-service", "disk-lose-unsynced-service"} {
+			f := catalogue[name]
+			a, err := f.inject(ctx, &services{services: c.services, disks: c.disks}, rand.New(rand.NewPCG(seed, 2)))
+			if err != nil || len(a.Nodes) != 1 || a.Nodes[0] == "sentinel" || !f.OnServices || f.Family != "service" {
+				t.Fatalf("%s, seed %d: %+v %v (on services %v, family %s)", name, seed, a, err, f.OnServices, f.Family)
+			}
+		}
+	}
+	if _, err := catalogue["disk-stall-service"].inject(ctx, &services{services: []string{"sentinel"}}, rand.New(rand.NewPCG(1, 2))); err == nil {
+		t.Error("disk-stall-service struck a service without data directories")
+	}
+}
+
 // Every disk fault is had by a family of the names, and needs
 // the layer; no other fault does.
 func TestDiskFamilies(t *testing.T) {

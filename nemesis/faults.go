@@ -204,12 +204,12 @@ var catalogue = func() map[string]Fault {
 		add(pauseProcess(t))
 	}
 	add(pauseProcessGC)
-	for _, t := range []Target{Leader, One} {
+	for _, t := range []Target{Leader, One, Service} {
 		add(diskFault(DiskStall, t, Disk{Stall: true}, ""))
 		add(diskFault(DiskFail, t, Disk{Fail: DiskIO}, ""))
 	}
 	add(diskFault(DiskFail, Leader, Disk{Fail: DiskFull}, "disk-full-leader"))
-	for _, t := range []Target{Leader, One, Minority, Majority, All} {
+	for _, t := range []Target{Leader, One, Minority, Majority, All, Service, ServiceAll} {
 		add(powerCut(t))
 	}
 	add(stopLeader)
@@ -336,6 +336,11 @@ func choose(c Cluster, t Target, rng *rand.Rand) []string {
 	if share, ok := serviceTargets[t]; ok {
 		pool, t = c.Services(), share
 	}
+	return pick(pool, t, rng)
+}
+
+// pick draws t's share of pool (one, a minority, a majority, all).
+func pick(pool []string, t Target, rng *rand.Rand) []string {
 	if len(pool) == 0 {
 		return nil
 	}
@@ -379,12 +384,18 @@ func aimed(kind Kind, t Target) (name string, onServices bool, family string) {
 
 // nodeFault does act to the targeted nodes at once, and undo to heal.
 func nodeFault(kind Kind, t Target, done string, act, undo func(Cluster, context.Context, string) error) Fault {
+	return hostFault(kind, t, choose, done, act, undo)
+}
+
+// hostFault does act at once to the containers among draws for t, and
+// undo to heal.
+func hostFault(kind Kind, t Target, among func(Cluster, Target, *rand.Rand) []string, done string, act, undo func(Cluster, context.Context, string) error) Fault {
 	name, onServices, family := aimed(kind, t)
 	return Fault{Name: name, Kind: kind, OnServices: onServices, Family: family, inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
 		leader := c.Leader()
-		nodes := choose(c, t, rng)
+		nodes := among(c, t, rng)
 		if len(nodes) == 0 {
-			return Applied{}, fmt.Errorf("%s: the target has no service containers", name)
+			return Applied{}, fmt.Errorf("%s: the target has no service containers it can strike", name)
 		}
 		what := done + " " + strings.Join(nodes, ", ")
 		if slices.Contains(nodes, leader) {

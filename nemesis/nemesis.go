@@ -52,8 +52,12 @@ type Cluster interface {
 	// signal and a kill after a grace, and returns once it is gone;
 	// Restart starts it again.
 	Stop(ctx context.Context, node string) error
-	// SetDisk puts node's data directories in disk state d; the zero
-	// Disk heals.
+	// Data are the data directories of container name (a node or a
+	// service member) that disk faults reach; none for a member whose
+	// service declares none.
+	Data(name string) []string
+	// SetDisk puts the data directories of node (or service member) in
+	// disk state d; the zero Disk heals.
 	SetDisk(ctx context.Context, node string, d Disk) error
 	// PowerCut kills node as a power cut does: what it wrote and had not
 	// synced is lost; Restart starts it again.

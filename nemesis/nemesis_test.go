@@ -176,6 +176,9 @@ type services struct {
 	// are those of the nodes when it names others than etcd.
 	noProcesses bool
 	procs       []string
+	// disks are the service members with data directories; every node
+	// has one.
+	disks []string
 }
 
 func (c *services) ServiceClusters() []ServiceCluster            { return c.clusters }
@@ -219,6 +222,12 @@ func (c *services) ContinueProcess(_ context.Context, n, comm string) error {
 func (c *services) Stop(_ context.Context, n string) error        { return c.record("stop", n) }
 func (c *services) WaitHealthy(_ context.Context, n string) error { return c.record("healthy", n) }
 func (c *services) PowerCut(_ context.Context, n string) error    { return c.record("power cut", n) }
+func (c *services) Data(n string) []string {
+	if slices.Contains(c.Nodes(), n) || slices.Contains(c.disks, n) {
+		return []string{"/data"}
+	}
+	return nil
+}
 func (c *services) SetDisk(_ context.Context, n string, d Disk) error {
 	return c.record(fmt.Sprintf("disk %+v", d), n)
 }

@@ -159,6 +159,9 @@ type Service struct {
 	// Processes are the command names of a member's processes that
 	// pause-process-service may stop, as Manifest.Processes.
 	Processes []string `yaml:"processes"`
+	// Data are a member's data directories, which the disk faults on
+	// services reach, as Manifest.Data. None: they refuse the service.
+	Data []string `yaml:"data"`
 	// Start says when the service starts: "before-nodes" (the default: the
 	// nodes may need it from their first moment) or "after-nodes" (it
 	// needs the nodes, as a Sentinel must resolve its primary's name).
@@ -276,6 +279,7 @@ func Load(dir string) (Manifest, error) {
 		if m.Services[i].Start == "" {
 			m.Services[i].Start = StartBeforeNodes
 		}
+		m.Services[i].Build.Dirs = m.Services[i].Data
 	}
 	m.Dir = abs
 	m.Build.Dirs = m.Data
@@ -309,7 +313,7 @@ func (m Manifest) validate() error {
 	if err := validateProcesses(m.Processes, "processes"); err != nil {
 		return err
 	}
-	if err := validateData(m.Data); err != nil {
+	if err := validateData(m.Data, "data"); err != nil {
 		return err
 	}
 	if err := m.Build.validate(m.Dir, "build"); err != nil {
@@ -343,17 +347,17 @@ func (m Manifest) validate() error {
 
 // validateData wants each data directory absolute, clean, not the root,
 // and apart from the others: the disk-fault layer mounts over each.
-func validateData(dirs []string) error {
+func validateData(dirs []string, field string) error {
 	for i, d := range dirs {
 		switch {
 		case !path.IsAbs(d) || path.Clean(d) != d:
-			return fmt.Errorf("data: %q is not a clean absolute path", d)
+			return fmt.Errorf("%s: %q is not a clean absolute path", field, d)
 		case d == "/":
-			return errors.New("data: / is the whole image, not a data directory")
+			return fmt.Errorf("%s: / is the whole image, not a data directory", field)
 		}
 		for _, e := range dirs[:i] {
 			if e == d || strings.HasPrefix(d, e+"/") || strings.HasPrefix(e, d+"/") {
-				return fmt.Errorf("data: %s and %s overlap", e, d)
+				return fmt.Errorf("%s: %s and %s overlap", field, e, d)
 			}
 		}
 	}
@@ -400,6 +404,10 @@ func (s Service) validate(dir, field string) error {
 		return fmt.Errorf("%s: name %q would name its members n1, n2..., the nodes' names", field, s.Name)
 	case s.Beside != "" && s.Members != 0:
 		return fmt.Errorf("%s (%s): members and beside: give one (beside places a member beside each node it names)", field, s.Name)
+	case s.Beside != "" && len(s.Data) > 0:
+		// Its disk-fault layer would share the node's network namespace,
+		// and the port, with the node's.
+		return fmt.Errorf("%s (%s): data on a service placed beside nodes is not supported", field, s.Name)
 	}
 	if n, err := strconv.Atoi(s.Beside); s.Beside != "" && s.Beside != BesideNodes && (err != nil || n < 1 || n > MaxNodes) {
 		return fmt.Errorf("%s (%s): beside %q: want %s (a member beside every node) or a number of nodes from 1 to %d (beside n1, n2...)", field, s.Name, s.Beside, BesideNodes, MaxNodes)
@@ -408,6 +416,9 @@ func (s Service) validate(dir, field string) error {
 		return err
 	}
 	if err := validateProcesses(s.Processes, field+".processes"); err != nil {
+		return err
+	}
+	if err := validateData(s.Data, field+".data"); err != nil {
 		return err
 	}
 	return validateEnv(s.Env, field+".env")

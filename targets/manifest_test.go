@@ -86,6 +86,10 @@ func TestManifestErrors(t *testing.T) {
 		{ok + "services: [{name: s, port: 1, clock: ntp, build: {go: ./e}}]\n", "services[0] (s): clock \"ntp\": want faketime, process or nothing"},
 		{ok + "services: [{name: s, port: 1, beside: nodes, clock: process, build: {go: ./e}}]\n", "services[0] (s): clock: process on a service placed beside nodes is not supported"},
 		{ok + "services: [{name: s, port: 1, beside: 3, members: 3, build: {go: ./e}}]\n", "services[0] (s): members and beside: give one"},
+		{ok + "data: [data]\n", "data: \"data\" is not a clean absolute path"},
+		{ok + "data: [/a, /a/b]\n", "data: /a and /a/b overlap"},
+		{ok + "services: [{name: s, port: 1, data: [/d/], build: {go: ./e}}]\n", "services[0].data: \"/d/\" is not a clean absolute path"},
+		{ok + "services: [{name: s, port: 1, beside: nodes, data: [/d], build: {go: ./e}}]\n", "services[0] (s): data on a service placed beside nodes is not supported"},
 		{ok + "services: [{name: n, port: 1, beside: nodes, build: {go: ./e}}]\n", "nodes' names"},
 		{"name: x\ndescription: d\nbuild: {dockerfile: Nope}\npromise: fenced\n", "no file Nope"},
 		{"name: x\ndescription: d\nbuild: {java: [Nope.java], debian: [default-jre-headless]}\npromise: fenced\n", "build.java: no file Nope.java"},
@@ -162,7 +166,7 @@ func TestServicesManifest(t *testing.T) {
 func TestServiceClusterManifest(t *testing.T) {
 	dir := t.TempDir()
 	writeManifest(t, dir, "name: x\ndescription: d\nbuild: {go: ./agent, debian: [redis-server]}\nclock: faketime\npromise: fenced\n"+
-		"services:\n  - {name: sentinel, members: 3, start: after-nodes, build: {debian: [redis-sentinel], command: [redis-sentinel, /data/s.conf]}, port: 26379}\n  - {name: redis, build: {go: ./r}, port: 6379}\n")
+		"services:\n  - {name: sentinel, members: 3, start: after-nodes, build: {debian: [redis-sentinel], command: [redis-sentinel, /data/s.conf]}, port: 26379, data: [/data]}\n  - {name: redis, build: {go: ./r}, port: 6379}\n")
 	m, err := Load(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -170,6 +174,10 @@ func TestServiceClusterManifest(t *testing.T) {
 	s := m.Services[0]
 	if s.Start != StartAfterNodes || !slices.Equal(s.Build.Debian, []string{"redis-sentinel"}) || !slices.Equal(s.Build.Command, []string{"redis-sentinel", "/data/s.conf"}) {
 		t.Fatalf("%+v", s)
+	}
+	// Its image is built with its data directory, which its command needs.
+	if !slices.Equal(s.Build.Dirs, []string{"/data"}) || m.Services[1].Build.Dirs != nil {
+		t.Errorf("image directories %v and %v, want [/data] and none", s.Build.Dirs, m.Services[1].Build.Dirs)
 	}
 	if got, want := slices.Concat(s.MemberNames(5), m.Services[1].MemberNames(5)), []string{"sentinel1", "sentinel2", "sentinel3", "redis"}; !slices.Equal(got, want) {
 		t.Errorf("containers %v, want %v", got, want)

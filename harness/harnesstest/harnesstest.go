@@ -32,6 +32,13 @@ func NothingLeft(t testing.TB, runID string) {
 	}
 }
 
+// StartTimeout is how long a test's cluster may take to start: make test
+// runs several clusters at once on two cores beside go test's compiles,
+// where a start has taken longer than a run's default (a cold CI's
+// etcd-election members, over 30 s at a load of 15). It bounds a hang,
+// and costs nothing when the cluster starts sooner.
+const StartTimeout = 90 * time.Second
+
 // FaultsTookEffect fails t unless every fault named was injected, and
 // each injection that was made succeeded.
 func FaultsTookEffect(t testing.TB, effects []checkers.FaultEffect, faults []string) {
