@@ -135,12 +135,13 @@ var realSystems = []row{{
 }, {
 	// The same Redis's power cut, under the disk-fault layer (every write
 	// it had not synced lost: with --appendfsync always, none it
-	// answered), and its disk stalled: the lock and the counter come back
+	// answered), its disk stalled, and it stopped as a deploy does, alone
+	// and in a roll of its one member: the lock and the counter come back
 	// as Redis acknowledged them, so still one leader at a time and
 	// tokens that only grow.
-	name: "redis-lease-disks", target: "redis-lease",
-	faults: []string{"disk-lose-unsynced-service-all", "disk-stall-service"},
-	count:  2,
+	name: "redis-lease-inside", target: "redis-lease",
+	faults: []string{"disk-lose-unsynced-service-all", "disk-stall-service", "stop-service", "restart-rolling-service"},
+	count:  4,
 	system: "redis-server", logs: map[string]string{"redis": "diskfs: power cut: the unsynced writes to"},
 	valid: checkers.Valid, leaderships: 2,
 }, {

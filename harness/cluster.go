@@ -75,10 +75,11 @@ type cluster struct {
 
 	// Faults inside a host (inside.go).
 	runID        string
-	processes    map[string][]string // node or member -> the command names a fault may stop
-	data         map[string][]string // node or member -> its data directories (disk.go)
-	inits        map[string]string   // container -> the name found to be its init's
-	signals      atomic.Int64        // names the signallers apart
+	processes    map[string][]string        // node or member -> the command names a fault may stop
+	data         map[string][]string        // node or member -> its data directories (disk.go)
+	serviceOf    map[string]targets.Service // member -> its service
+	inits        map[string]string          // container -> the name found to be its init's
+	signals      atomic.Int64               // names the signallers apart
 	stopSignal   string
 	startTimeout time.Duration // how long a node may take to answer healthy
 }

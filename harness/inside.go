@@ -149,13 +149,24 @@ func (c *cluster) signaller(ctx context.Context, name, action, comm string) (pro
 // Stop stops a node as a deploy does, and the members beside it with it,
 // as Kill does.
 func (c *cluster) Stop(ctx context.Context, name string) error {
-	return c.halt(name, func(id string) error { return c.docker.Stop(ctx, id, c.stopSignal, StopGrace) })
+	signal := c.stopSignal
+	if _, member := c.serviceOf[name]; member {
+		signal = targets.DefaultStopSignal
+	}
+	return c.halt(name, func(id string) error { return c.docker.Stop(ctx, id, signal, StopGrace) })
 }
 
-// WaitHealthy waits until node answers GET /health with 200, for as long
-// as a node may take to start.
-func (c *cluster) WaitHealthy(ctx context.Context, node string) error {
-	_, err := waitAll(ctx, []string{node}, c.startTimeout, func(n string) string { return c.NodeURL(n) + contract.HealthPath })
+// WaitHealthy waits until node answers GET /health with 200, or a
+// service member is ready as its service's manifest says, for as long as
+// one may take to start.
+func (c *cluster) WaitHealthy(ctx context.Context, name string) error {
+	if s, member := c.serviceOf[name]; member {
+		c.mu.RLock()
+		id := c.ids[name]
+		c.mu.RUnlock()
+		return c.waitService(ctx, name, id, s, c.startTimeout)
+	}
+	_, err := waitAll(ctx, []string{name}, c.startTimeout, func(n string) string { return c.NodeURL(n) + contract.HealthPath })
 	return err
 }
 

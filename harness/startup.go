@@ -57,7 +57,7 @@ func (r *run) planCluster(ctx context.Context) error {
 		skewable: skewableServices(r.manifest, r.cfg.Nodes),
 		beside:   map[string]string{},
 		ids:      map[string]string{}, ips: map[string]netip.Addr{}, sidecars: map[string]string{}, clockSidecars: map[string]string{},
-		runID: r.info.ID, processes: map[string][]string{}, data: map[string][]string{}, inits: map[string]string{},
+		runID: r.info.ID, processes: map[string][]string{}, data: map[string][]string{}, serviceOf: map[string]targets.Service{}, inits: map[string]string{},
 		stopSignal: r.manifest.StopSignal, startTimeout: r.cfg.StartTimeout,
 	}
 	var members []targets.Member
@@ -71,7 +71,7 @@ func (r *run) planCluster(ctx context.Context) error {
 	}
 	for _, s := range r.manifest.Services {
 		for _, name := range s.MemberNames(r.cfg.Nodes) {
-			c.processes[name], c.data[name] = s.Processes, s.Data
+			c.processes[name], c.data[name], c.serviceOf[name] = s.Processes, s.Data, s
 		}
 	}
 	for _, m := range members {

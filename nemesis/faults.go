@@ -38,8 +38,9 @@ type Fault struct {
 	// Lasts: a fault that acts over time (a flap) is held at least this
 	// long from its strike, whether or not the cluster reacted sooner.
 	Lasts time.Duration
-	// EachNode: the fault takes every node in turn (a rolling restart),
-	// so it may take as long as a restart of each.
+	// EachNode: the fault takes every node, or every member of a
+	// service, in turn (a rolling restart), so it may take as long as a
+	// restart of each.
 	EachNode bool
 	// Process: the command name of the one process a fault stops (a
 	// JVM's), which the target's manifest must name.
@@ -214,6 +215,8 @@ var catalogue = func() map[string]Fault {
 	}
 	add(stopLeader)
 	add(restartRolling)
+	add(stopService)
+	add(restartRollingService)
 	add(partition("partition-leader", func(c Cluster, rng *rand.Rand) Grudge {
 		return IsolateNode(c.Nodes(), leaderOr(c, rng))
 	}))

@@ -168,11 +168,35 @@ const rollStepTimeout = time.Minute
 // heal waits for the last node's turn: a roll begun is finished.
 var restartRolling = Fault{Name: "restart-rolling", Kind: Stop, Family: "deploy", EachNode: true, inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
 	order, how := rollOrder(c.Nodes(), c.Leader(), rng)
+	return rolling(ctx, c, order, fmt.Sprintf("every node stopped and started again in turn, %s: %s", how, strings.Join(order, ", ")))
+}}
+
+// stopService stops one service member as a deploy does (SIGTERM, then
+// a kill after the grace) and starts it again at heal.
+var stopService = nodeFault(Stop, Service, "stopped", Cluster.Stop, Cluster.Restart)
+
+// restartRollingService is restartRolling over the members of one
+// service, drawn: a ZooKeeper ensemble or an etcd cluster upgraded
+// member by member (ZOOKEEPER-4541's trigger), each ready again before
+// the next, the service's leader first, last or where it falls.
+var restartRollingService = Fault{Name: "restart-rolling-service", Kind: Stop, OnServices: true, Family: "service", EachNode: true, inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
+	services := c.ServiceClusters()
+	if len(services) == 0 {
+		return Applied{}, fmt.Errorf("restart-rolling-service: the target has no service containers")
+	}
+	s := services[rng.IntN(len(services))]
+	order, how := rollOrder(s.Members, c.ServiceLeader(ctx, s.Name), rng)
+	return rolling(ctx, c, order, fmt.Sprintf("every member of %s stopped and started again in turn, %s: %s", s.Name, how, strings.Join(order, ", ")))
+}}
+
+// rolling stops the containers of order in turn and starts each again,
+// each healthy before the next is stopped; what says so.
+func rolling(ctx context.Context, c Cluster, order []string, what string) (Applied, error) {
 	toggles := make(chan Toggle, 2*len(order))
 	done := make(chan error, 1)
 	a := Applied{
 		Nodes:   order,
-		What:    fmt.Sprintf("every node stopped and started again in turn, %s: %s", how, strings.Join(order, ", ")),
+		What:    what,
 		Toggles: toggles,
 		Heal: func(context.Context) error {
 			if err := <-done; err != nil {
@@ -197,7 +221,7 @@ var restartRolling = Fault{Name: "restart-rolling", Kind: Stop, Family: "deploy"
 		done <- roll(ctx, c, order, began, toggles)
 	}()
 	return a, nil
-}}
+}
 
 // roll goes on with a rolling restart whose first node was stopped at
 // began: it starts each stopped node, waits for its health, and stops the

@@ -107,6 +107,49 @@ func TestRestartRollingTakesEachNodeInTurn(t *testing.T) {
 	}
 }
 
+// A service's rolling restart takes the members of one service in turn,
+// its leader first or last where the manifest's command names it;
+// stop-service stops one member and starts it at heal.
+func TestServiceDeploys(t *testing.T) {
+	ctx := context.Background()
+	zk := ServiceCluster{Name: "zk", Members: []string{"zk1", "zk2", "zk3"}}
+	for seed := range uint64(12) {
+		c := &services{services: zk.Members, clusters: []ServiceCluster{zk}, leader: "zk2"}
+		a, err := catalogue["restart-rolling-service"].inject(ctx, c, rand.New(rand.NewPCG(seed, 2)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range a.Toggles {
+		}
+		if err := a.Heal(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := slices.Sorted(slices.Values(a.Nodes)); !slices.Equal(got, zk.Members) {
+			t.Fatalf("rolled %v, want every member of zk", a.Nodes)
+		}
+		if strings.Contains(a.What, leaderFirst) && a.Nodes[0] != "zk2" || strings.Contains(a.What, leaderLast) && a.Nodes[2] != "zk2" {
+			t.Errorf("%q: the service's leader out of its place", a.What)
+		}
+		if len(c.done) != 9 || c.done[0] != "stop "+a.Nodes[0] || c.done[2] != "healthy "+a.Nodes[0] {
+			t.Errorf("done %v", c.done)
+		}
+	}
+	if _, err := catalogue["restart-rolling-service"].inject(ctx, &services{}, rand.New(rand.NewPCG(1, 2))); err == nil {
+		t.Error("rolled a target with no services")
+	}
+
+	c := &services{services: zk.Members}
+	f := catalogue["stop-service"]
+	a, err := f.inject(ctx, c, rand.New(rand.NewPCG(1, 2)))
+	if err != nil || len(a.Nodes) != 1 || !f.OnServices || f.Family != "service" || f.Kind != Stop {
+		t.Fatalf("%+v %v (%+v)", a, err, f)
+	}
+	a.Heal(ctx)
+	if want := []string{"stop " + a.Nodes[0], "restart " + a.Nodes[0]}; !slices.Equal(c.done, want) {
+		t.Errorf("done %v, want %v", c.done, want)
+	}
+}
+
 // stop-leader stops the leader gracefully and starts it at heal.
 func TestStopLeaderStopsAndStartsTheLeader(t *testing.T) {
 	ctx := context.Background()

@@ -49,8 +49,8 @@ type Cluster interface {
 	StopProcess(ctx context.Context, name, comm string) error
 	ContinueProcess(ctx context.Context, name, comm string) error
 	// Stop stops a node as a deploy does, with its manifest's stop
-	// signal and a kill after a grace, and returns once it is gone;
-	// Restart starts it again.
+	// signal (a service member with SIGTERM) and a kill after a grace,
+	// and returns once it is gone; Restart starts it again.
 	Stop(ctx context.Context, node string) error
 	// Data are the data directories of container name (a node or a
 	// service member) that disk faults reach; none for a member whose
@@ -62,7 +62,8 @@ type Cluster interface {
 	// PowerCut kills node as a power cut does: what it wrote and had not
 	// synced is lost; Restart starts it again.
 	PowerCut(ctx context.Context, node string) error
-	// WaitHealthy waits until node answers GET /health with 200.
+	// WaitHealthy waits until node answers GET /health with 200, or a
+	// service member is ready as its manifest says.
 	WaitHealthy(ctx context.Context, node string) error
 	// Partition replaces the packet-filter rules of every container with
 	// a filter (the nodes, and service members of their own in a run whose

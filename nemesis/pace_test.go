@@ -258,19 +258,21 @@ func TestPaceValidate(t *testing.T) {
 func TestPaceHoldOf(t *testing.T) {
 	thaw, hold, kill := Hold{For: testPace.Thaw, UntilWrite: true}, Hold{For: testPace.Hold}, Hold{UntilSilence: true}
 	for name, want := range map[string]Hold{
-		"kill-leader":       kill,
-		"kill-service":      kill,
-		"pause-leader":      thaw,
-		"pause-all":         thaw,
-		"pause-service":     hold,
-		"partition-leader":  hold,
-		"clock-bump":        hold,
-		"partition-service": hold,
-		"packet-loss":       hold,
-		"flap":              {For: testPace.Hold, Least: flapLasts},
-		"pause-process-one": thaw,
-		"pause-process-gc":  {For: testPace.Thaw, UntilWrite: true, Least: gcLasts},
-		"restart-rolling":   kill,
+		"kill-leader":             kill,
+		"kill-service":            kill,
+		"pause-leader":            thaw,
+		"pause-all":               thaw,
+		"pause-service":           hold,
+		"partition-leader":        hold,
+		"clock-bump":              hold,
+		"partition-service":       hold,
+		"packet-loss":             hold,
+		"flap":                    {For: testPace.Hold, Least: flapLasts},
+		"pause-process-one":       thaw,
+		"pause-process-gc":        {For: testPace.Thaw, UntilWrite: true, Least: gcLasts},
+		"restart-rolling":         kill,
+		"restart-rolling-service": kill,
+		"stop-service":            kill,
 	} {
 		f, ok := catalogue[name]
 		if !ok {
