@@ -168,9 +168,15 @@ func TestRaftUnderDiskFaults(t *testing.T) {
 		{"at_s": 9, "fault": "disk-lose-unsynced-all", "for_s": 1, "aim": 4}]}`))
 	harnesstest.FaultsTookEffect(t, out.Info.Faults, faults)
 
-	cfg := scheduled(t, 20*time.Second, `{"faults": [
+	// Five cuts: two missed it once in a make test (a cut need not take
+	// back a vote that decided a term); the catalogue's row of four cuts
+	// found it in 6 of 6 runs, after a median 5.1 s.
+	cfg := scheduled(t, 26*time.Second, `{"faults": [
 		{"at_s": 3, "fault": "disk-lose-unsynced-all", "for_s": 1, "aim": 1},
-		{"at_s": 9, "fault": "disk-lose-unsynced-all", "for_s": 1, "aim": 2}]}`)
+		{"at_s": 7, "fault": "disk-lose-unsynced-all", "for_s": 1, "aim": 2},
+		{"at_s": 11, "fault": "disk-lose-unsynced-all", "for_s": 1, "aim": 3},
+		{"at_s": 15, "fault": "disk-lose-unsynced-all", "for_s": 1, "aim": 4},
+		{"at_s": 19, "fault": "disk-lose-unsynced-all", "for_s": 1, "aim": 5}]}`)
 	cfg.Target = "raft-unsynced-state"
 	flawed, err := record.Run(harnesstest.Context(t), cfg)
 	if err != nil {
@@ -178,7 +184,7 @@ func TestRaftUnderDiskFaults(t *testing.T) {
 	}
 	harnesstest.NothingLeft(t, flawed.Info.ID)
 	if v := flawed.Report.Checkers[checkers.ElectionSafetyName]; v.Valid != checkers.Invalid {
-		t.Errorf("raft-unsynced-state after two power cuts: election-safety %v, want invalid", v.Valid)
+		t.Errorf("raft-unsynced-state after five power cuts: election-safety %v, want invalid", v.Valid)
 	}
 }
 
