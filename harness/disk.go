@@ -118,7 +118,7 @@ func (r *run) diskRefused(ctx context.Context, name string) error {
 	}
 	logs, _ := r.docker.Logs(ctx, id)
 	who := "node " + name
-	if slices.Contains(r.cluster.services, name) {
+	if _, member := r.cluster.serviceOf[name]; member {
 		who = "service " + name
 	}
 	return badInput("%s, under the disk-fault layer: %s", who, strings.TrimSpace(string(lastLine(logs))))
@@ -144,8 +144,9 @@ func (c *cluster) SetDisk(ctx context.Context, node string, d nemesis.Disk) erro
 
 // PowerCut kills node (or a service member), and the members beside it,
 // and marks its container so that its layer, when it starts again,
-// undoes every write it had not synced. The mark is written once the container is
-// dead, through the Engine, which needs nothing running in it.
+// undoes every write it had not synced. The mark is written once the
+// container is dead, through the Engine, which needs nothing running in
+// it.
 func (c *cluster) PowerCut(ctx context.Context, node string) error {
 	c.mu.RLock()
 	nodeID := c.ids[node]
