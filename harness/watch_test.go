@@ -59,9 +59,14 @@ func TestStopOnViolationKeepsTheVerdict(t *testing.T) {
 	if a, b := whole.Report.Invalid(), stopped.Report.Invalid(); !slices.Equal(a, b) {
 		t.Errorf("invalid by %v in the whole run, by %v in the stopped one", a, b)
 	}
+	// No checker may contradict itself: valid in one run and invalid in
+	// the other. Unknown contradicts nothing: whether a liveness checker
+	// can decide depends on where a run ends and on a loaded machine's
+	// timing (CI once saw availability unknown in the whole run).
 	for name, res := range whole.Report.Checkers {
-		if got := stopped.Report.Checkers[name]; got.Valid != res.Valid {
-			t.Errorf("%s: %s in the whole run, %s in the stopped one", name, res.Valid, got.Valid)
+		got := stopped.Report.Checkers[name]
+		if res.Valid != got.Valid && res.Valid != checkers.Unknown && got.Valid != checkers.Unknown {
+			t.Errorf("%s: %s in the whole run (%s), %s in the stopped one (%s)", name, res.Valid, res.Note, got.Valid, got.Note)
 		}
 	}
 	w, st := whole.Report.Checkers[checkers.ElectionSafetyName].Violations[0], stopped.Report.Checkers[checkers.ElectionSafetyName].Violations[0]
