@@ -69,6 +69,10 @@ type Checker struct {
 	// after the final heal) are not.
 	Watchable bool
 	Check     func(Input) Result
+	// Applies, if set, says whether the history holds anything for the
+	// checker to judge; Run leaves out a checker that does not apply, so
+	// a report holds no verdict on what no run could show.
+	Applies func(Input) bool
 }
 
 // Property is what a checker judges.
@@ -91,6 +95,7 @@ const (
 	StaleTokenName     = "stale-token"
 	LinearizableName   = "linearizable"
 	AvailabilityName   = "availability"
+	DurabilityName     = "durability"
 )
 
 // Options tune the checkers that need a budget or a bound.
@@ -128,7 +133,14 @@ func All(opts Options) []Checker {
 		{Name: StaleTokenName, Judges: Safety, Watchable: true, Check: StaleToken},
 		{Name: LinearizableName, Judges: Safety, Check: Linearizable(opts.CheckTimeout)},
 		{Name: AvailabilityName, Judges: Liveness, Check: Availability(opts.RecoveryTimeout)},
+		{Name: DurabilityName, Judges: Safety, Check: Durability, Applies: keepsOwnData},
 	}
+}
+
+// keepsOwnData says the history holds operations on a target's own
+// register.
+func keepsOwnData(in Input) bool {
+	return slices.ContainsFunc(in.History, func(e history.Event) bool { return isOwn(e.F) })
 }
 
 // Report is the verdict over all checkers: results.json's top level.
@@ -222,6 +234,7 @@ func (r Report) Invalid() []string {
 // its Note rather than taking the analysis down: the other verdicts still
 // stand. A name used twice gets " (2)", " (3)"... so no result is lost.
 func Run(in Input, cs []Checker) Report {
+	cs = slices.DeleteFunc(slices.Clone(cs), func(c Checker) bool { return c.Applies != nil && !c.Applies(in) })
 	results := make([]Result, len(cs))
 	var wg sync.WaitGroup
 	for i, c := range cs {

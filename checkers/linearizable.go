@@ -177,7 +177,9 @@ func checkKey(ctx context.Context, ops []porcupine.Operation) porcupine.CheckRes
 }
 
 // operations turns the history into per-key porcupine operations, keys in
-// name order, with counts for the figures.
+// name order, with counts for the figures. A target's own register
+// (DataWrite, DataRead) is a register apart from the resource's, keyed
+// ownKey, with no token: every write it acknowledged takes effect.
 func operations(in Input) ([]keyOps, map[string]float64) {
 	h := in.History
 	figures := map[string]float64{"operations": 0, "indeterminate_left_out": 0}
@@ -190,7 +192,7 @@ func operations(in Input) ([]keyOps, map[string]float64) {
 	// The token stored with each value that a read returned.
 	readToken := map[string]int64{}
 	for i := range h {
-		if e := &h[i]; e.Type == history.OK && e.F == history.Read && e.Value != "" {
+		if e := &h[i]; e.Type == history.OK && (e.F == history.Read || e.F == history.DataRead) && e.Value != "" {
 			readToken[e.Value] = e.Token
 		}
 	}
@@ -199,7 +201,11 @@ func operations(in Input) ([]keyOps, map[string]float64) {
 	open := map[int]int{} // process -> index of its invoke
 	add := func(inv, done int, input regInput, output any, ret int64) {
 		e := &h[inv]
-		byKey[e.Key] = append(byKey[e.Key], porcupine.Operation{
+		key := e.Key
+		if isOwn(e.F) {
+			key = ownKey(key)
+		}
+		byKey[key] = append(byKey[key], porcupine.Operation{
 			ClientId: e.Process, Input: input, Call: e.Time, Output: output, Return: ret,
 			Metadata: opRef{Invoke: int64(inv), Done: int64(done), Process: e.Process, Node: e.Node},
 		})
@@ -225,7 +231,8 @@ func operations(in Input) ([]keyOps, map[string]float64) {
 		e := &h[i]
 		switch e.Type {
 		case history.Invoke:
-			if e.F == history.Read || e.F == history.Write {
+			switch e.F {
+			case history.Read, history.Write, history.DataRead, history.DataWrite:
 				open[e.Process] = i
 			}
 			continue
@@ -239,22 +246,23 @@ func operations(in Input) ([]keyOps, map[string]float64) {
 		}
 		delete(open, e.Process)
 		iv := &h[inv]
+		read, write := iv.F == history.Read || iv.F == history.DataRead, iv.F == history.Write || iv.F == history.DataWrite
 		switch {
-		case iv.F == history.Read && e.Type == history.OK:
+		case read && e.Type == history.OK:
 			add(inv, i, regInput{}, regState{Value: e.Value, Token: e.Token}, e.Time)
-		case iv.F == history.Write && e.Type == history.OK:
+		case write && e.Type == history.OK:
 			token := e.Token
 			if d, ok := decided[iv.Value]; token == 0 && ok {
 				token = d.Token
 			}
 			add(inv, i, regInput{Write: true, Value: iv.Value, Token: token}, regState{}, e.Time)
-		case iv.F == history.Write && e.Type == history.Info:
+		case write && e.Type == history.Info:
 			indeterminate(inv, i)
 		}
 	}
 	// Writes still open when the history ended are indeterminate too.
 	for _, inv := range open {
-		if h[inv].F == history.Write {
+		if f := h[inv].F; f == history.Write || f == history.DataWrite {
 			indeterminate(inv, -1)
 		}
 	}
@@ -266,6 +274,12 @@ func operations(in Input) ([]keyOps, map[string]float64) {
 	slices.SortFunc(keys, func(a, b keyOps) int { return cmp.Compare(a.key, b.key) })
 	return keys, figures
 }
+
+// isOwn says an operation is on the target's own register.
+func isOwn(f string) bool { return f == history.DataRead || f == history.DataWrite }
+
+// ownKey names key of the target's own register apart from the resource's.
+func ownKey(key string) string { return key + " (own data)" }
 
 // explain finds, for each key that is not linearizable, the operation no
 // order can explain, and draws porcupine's view of the first keys with
@@ -364,9 +378,18 @@ func culprit(k keyOps, partials [][]porcupine.Operation) Violation {
 		return v
 	}
 	got := stuck.Output.(regState)
-	v.Message = fmt.Sprintf("process %d read %s at %.3f s and got %q with token %d, but no order of the writes explains it: the register held %q with token %d",
-		r.Process, k.key, at, got.Value, got.Token, held.Value, held.Token)
+	v.Message = fmt.Sprintf("process %d read %s at %.3f s and got %s, but no order of the writes explains it: the register held %s",
+		r.Process, k.key, at, got, held)
 	return v
+}
+
+// String says what a register held: its value, with its token if any (a
+// target's own register has none).
+func (s regState) String() string {
+	if s.Token == 0 {
+		return fmt.Sprintf("%q", s.Value)
+	}
+	return fmt.Sprintf("%q with token %d", s.Value, s.Token)
 }
 
 // annotations marks faults (from inject to heal) and leader changes on

@@ -15,6 +15,10 @@ const (
 	// (WatchLine) at once, another at every change of its belief, and one
 	// every beat while nothing changes, until the request ends.
 	WatchPath = "/leader/watch"
+	// DataPath is the node API's optional register in the system's own
+	// store (a key in Redis, a row in PostgreSQL): GET it with ?key= to
+	// read (DataAnswer's Value), POST a DataWrite to write.
+	DataPath = "/data"
 )
 
 // Leadership is a node's own belief, right now: the body of GET /leader.
@@ -63,3 +67,23 @@ const (
 	ErrNotLeader = "not-leader" // 409: the node does not lead
 	ErrFenced    = "fenced"     // 412: the resource refused the node's token
 )
+
+// DataWrite is the body of a node's POST /data: the node writes Value to
+// Key in the system's own store, as the system's clients write through
+// that node.
+type DataWrite struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// DataAnswer is a node's answer on DataPath. 200: the store acknowledged
+// the write (OK), or the read found Value ("" for a key never written);
+// 409: Error is ErrNotLeader, the store refused because this node is not
+// where writes (or reads) go, and nothing was written. Any other status,
+// or none in time, leaves a write's outcome unknown and fails a read.
+type DataAnswer struct {
+	OK       bool   `json:"ok,omitempty"`
+	Value    string `json:"value"`
+	Error    string `json:"error,omitempty"`
+	LeaderID string `json:"leader_id,omitempty"`
+}

@@ -108,6 +108,7 @@ func (r *run) newWorkload(rec *history.Recorder, start time.Time) *workload {
 	writer := workloads.NewWriter(workloads.Config{
 		Rate: r.cfg.Rate, Concurrency: r.cfg.Concurrency, Keys: r.cfg.Keys,
 		ReadShare: r.cfg.ReadShare, Timeout: r.cfg.OpTimeout, Seed: r.cfg.Seed,
+		OwnData: r.manifest.OwnData,
 	}, r.cluster, rec)
 	fresh := 4 * r.cfg.ObserveInterval
 	r.cluster.leader = func() string {
@@ -199,7 +200,8 @@ func (r *run) awaitEnd(ctx context.Context, w *workload) {
 }
 
 // windDown heals every fault, lets the workload run on through the quiet
-// period unless the environment broke, and stops the workload.
+// period unless the environment broke, stops the workload and reads the
+// target's own data back on every node.
 func (r *run) windDown(ctx context.Context, w *workload) {
 	w.stopNemesis()
 	<-w.nemDone // every fault healed
@@ -208,6 +210,9 @@ func (r *run) windDown(ctx context.Context, w *workload) {
 	}
 	w.stopWork()
 	w.running.Wait()
+	if w.guard.err() == nil && ctx.Err() == nil {
+		w.writer.ReadBack()
+	}
 	w.progress.stop()
 	r.info.Controller = w.foot.stop()
 }

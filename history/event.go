@@ -17,9 +17,14 @@ const (
 )
 
 // Operation names (the F field) of client events.
+// Write and Read are on the harness's fenced resource; DataWrite and
+// DataRead on the register a target keeps in its own store (the node
+// API's /data), through the node the event names.
 const (
-	Write = "write"
-	Read  = "read"
+	Write     = "write"
+	Read      = "read"
+	DataWrite = "data-write"
+	DataRead  = "data-read"
 )
 
 // Phases of a nemesis event.

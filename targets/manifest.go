@@ -112,6 +112,11 @@ type Manifest struct {
 	// faults reach: the image must hold them (a Go target's build makes
 	// them). None: disk faults refuse the target.
 	Data []string `yaml:"data"`
+	// OwnData says the nodes serve the node API's register in the
+	// system's own store (contract.DataPath): the workload then reads and
+	// writes it too, reads it on every node at the end, and the checkers
+	// judge what the store acknowledged.
+	OwnData bool `yaml:"own_data"`
 
 	// Dir is the absolute folder the manifest was read from.
 	Dir string `yaml:"-"`

@@ -34,6 +34,10 @@ type Config struct {
 	ReadShare   float64       // share of operations that are reads
 	Timeout     time.Duration // per operation; past it the outcome is unknown
 	Seed        uint64
+	// OwnData: the nodes serve the register in the system's own store
+	// (contract.DataPath). Half the operations then go there, through a
+	// node drawn for each, and ReadBack reads it on every node at the end.
+	OwnData bool
 }
 
 // Stats counts what the workload did. Safe to read while it runs.
@@ -53,8 +57,9 @@ type Writer struct {
 	http    *http.Client
 	Stats   Stats
 
-	mu    sync.Mutex
-	wrote map[string]int64 // per node: when its latest accepted write returned
+	mu       sync.Mutex
+	wrote    map[string]int64 // per node: when its latest accepted write returned
+	lastProc int              // the highest process number used
 }
 
 // NewWriter returns a workload over cluster that records into rec.
@@ -104,7 +109,14 @@ func (w *Writer) Run(ctx context.Context) {
 			for ; due > 0; due-- {
 				w.Stats.Asked.Add(1)
 				o := op{f: history.Write, key: fmt.Sprintf("k%d", rng.IntN(w.cfg.Keys))}
-				if rng.Float64() < w.cfg.ReadShare {
+				read := rng.Float64() < w.cfg.ReadShare
+				own := w.cfg.OwnData && rng.IntN(2) == 0
+				switch {
+				case own && read:
+					o.f = history.DataRead
+				case own:
+					o.f = history.DataWrite
+				case read:
 					o.f = history.Read
 				}
 				select {
@@ -127,16 +139,28 @@ func (w *Writer) process(process int, ops <-chan op) {
 	seq := 0
 	for o := range ops {
 		seq++
-		var done history.Event
-		if o.f == history.Write {
+		w.used(process)
+		inv := history.Event{Type: history.Invoke, Process: process, F: o.f, Key: o.key}
+		var node string
+		if o.f != history.Read {
 			nodes := w.cluster.Nodes()
-			node := nodes[rng.IntN(len(nodes))]
-			value := fmt.Sprintf("p%d-%d", process, seq)
-			w.rec.Record(history.Event{Type: history.Invoke, Process: process, F: o.f, Key: o.key, Value: value, Node: node})
-			done = w.write(node, o.key, value)
-		} else {
-			w.rec.Record(history.Event{Type: history.Invoke, Process: process, F: o.f, Key: o.key})
+			node = nodes[rng.IntN(len(nodes))]
+			inv.Node = node
+		}
+		if o.f == history.Write || o.f == history.DataWrite {
+			inv.Value = fmt.Sprintf("p%d-%d", process, seq)
+		}
+		w.rec.Record(inv)
+		var done history.Event
+		switch o.f {
+		case history.Write:
+			done = w.write(node, o.key, inv.Value)
+		case history.Read:
 			done = w.read(o.key)
+		case history.DataWrite:
+			done = w.writeData(node, o.key, inv.Value)
+		default:
+			done = w.readData(node, o.key)
 		}
 		done.Process, done.F, done.Key = process, o.f, o.key
 		done = w.rec.Record(done)
@@ -155,6 +179,41 @@ func (w *Writer) process(process int, ops <-chan op) {
 			process += w.cfg.Concurrency
 		}
 	}
+}
+
+// used notes that process took an operation, so that ReadBack's
+// processes come after every one the workload used.
+func (w *Writer) used(process int) {
+	w.mu.Lock()
+	w.lastProc = max(w.lastProc, process)
+	w.mu.Unlock()
+}
+
+// ReadBack reads every key of the system's own register on every node,
+// each node's keys in turn on a process of its own, after the workload has
+// stopped: what the store holds at the end, so that an acknowledged write
+// that is gone shows. It returns once every read is recorded.
+func (w *Writer) ReadBack() {
+	if !w.cfg.OwnData {
+		return
+	}
+	w.mu.Lock()
+	first := w.lastProc + 1
+	w.mu.Unlock()
+	var wg sync.WaitGroup
+	for i, node := range w.cluster.Nodes() {
+		wg.Go(func() {
+			process := first + i
+			for k := range w.cfg.Keys {
+				key := fmt.Sprintf("k%d", k)
+				w.rec.Record(history.Event{Type: history.Invoke, Process: process, F: history.DataRead, Key: key, Node: node})
+				done := w.readData(node, key)
+				done.Process, done.F, done.Key = process, history.DataRead, key
+				w.rec.Record(done)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // Wrote names the nodes whose latest accepted write returned within maxAge:
@@ -210,6 +269,49 @@ func (w *Writer) read(key string) history.Event {
 		return history.Event{Type: history.Fail, Error: msg}
 	}
 	return history.Event{Type: history.OK, Value: reg.Value, Token: reg.Token, Node: reg.Node, Seq: reg.Seq}
+}
+
+// writeData asks node to write to the system's own store: 200 ok, 409
+// refused for not leading, 400 malformed, anything else unknown.
+func (w *Writer) writeData(node, key, value string) history.Event {
+	e := history.Event{Node: node, Value: value}
+	base := w.cluster.NodeURL(node)
+	if base == "" {
+		e.Type, e.Error = history.Fail, "unreachable"
+		return e
+	}
+	body, _ := json.Marshal(contract.DataWrite{Key: key, Value: value})
+	var ans contract.DataAnswer
+	status, err := w.call(http.MethodPost, base+contract.DataPath, string(body), &ans)
+	switch {
+	case err != nil:
+		e.Type, e.Error = outcome(err), err.Error()
+	case status == http.StatusOK:
+		e.Type = history.OK
+	case status == http.StatusConflict || status == http.StatusBadRequest:
+		e.Type, e.Error = history.Fail, ans.Error
+	default:
+		e.Type, e.Error = history.Info, fmt.Sprintf("%d %s", status, ans.Error)
+	}
+	return e
+}
+
+// readData reads the system's own register through node. A read that was
+// not answered 200 changed nothing: it fails.
+func (w *Writer) readData(node, key string) history.Event {
+	base := w.cluster.NodeURL(node)
+	if base == "" {
+		return history.Event{Type: history.Fail, Node: node, Error: "unreachable"}
+	}
+	var ans contract.DataAnswer
+	status, err := w.call(http.MethodGet, base+contract.DataPath+"?key="+key, "", &ans)
+	switch {
+	case err != nil:
+		return history.Event{Type: history.Fail, Node: node, Error: err.Error()}
+	case status != http.StatusOK:
+		return history.Event{Type: history.Fail, Node: node, Error: fmt.Sprintf("%d %s", status, ans.Error)}
+	}
+	return history.Event{Type: history.OK, Node: node, Value: ans.Value}
 }
 
 func (w *Writer) call(method, url, body string, into any) (int, error) {

@@ -93,7 +93,7 @@ func observeUp(ctx context.Context, cfg harness.Config, run *harness.Run, dir st
 		fmt.Fprintf(cfg.Progress, "conform: %s: %d nodes healthy after %.1f s; observing them for up to %s\n",
 			m.Name, cfg.Nodes, time.Since(began).Seconds(), m.Reaction+watchFor)
 	}
-	return observe(ctx, run, m.Reaction)
+	return observe(ctx, run, m.Reaction, m.OwnData)
 }
 
 // Suite is the report as a suite of one case per rule, for a JUnit

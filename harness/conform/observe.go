@@ -112,7 +112,26 @@ type Observation struct {
 	Leader, Fenced *WriteProbe
 	// Followers are the writes to every node the last round saw follow.
 	Followers []WriteProbe
+	// OwnData says the manifest declares the register in the system's own
+	// store (own_data); Data is the probe of it through the leader, nil
+	// without a single leader or without the declaration.
+	OwnData bool
+	Data    *DataProbe
 }
+
+// DataProbe is a write of the system's own register through the leader,
+// the leader's read of it, and every node's read after.
+type DataProbe struct {
+	Node, Key, Value string
+	Write, Read      Answer
+	// Reads are every other node's last read of the key: asked until it
+	// held the value or refused it (409), or for dataSettle.
+	Reads map[string]Answer
+}
+
+// dataSettle is how long the other nodes' reads of conform's own-data
+// write may take to show it: a replica may lag its primary.
+const dataSettle = 3 * time.Second
 
 type observer struct {
 	cluster workloads.Cluster
@@ -127,7 +146,7 @@ type observer struct {
 // watchFor, then writes through its leader and its followers. An error is
 // a cancelled ctx or a resource that failed; the target's failures are
 // observations.
-func observe(ctx context.Context, c workloads.Cluster, reaction time.Duration) (Observation, error) {
+func observe(ctx context.Context, c workloads.Cluster, reaction time.Duration, ownData bool) (Observation, error) {
 	ob := &observer{
 		cluster: c,
 		began:   time.Now(),
@@ -136,7 +155,7 @@ func observe(ctx context.Context, c workloads.Cluster, reaction time.Duration) (
 		streams: &http.Client{Transport: &http.Transport{ResponseHeaderTimeout: requestTimeout, DisableKeepAlives: true}},
 	}
 	ob.res = &contract.ResourceClient{BaseURL: c.ResourceURL(), HTTP: ob.http}
-	o := Observation{Nodes: c.Nodes(), Reaction: reaction, Health: ob.everyNode(ctx, http.MethodGet, "/health")}
+	o := Observation{Nodes: c.Nodes(), Reaction: reaction, OwnData: ownData, Health: ob.everyNode(ctx, http.MethodGet, "/health")}
 
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
@@ -212,7 +231,42 @@ func (ob *observer) writes(ctx context.Context, o *Observation) error {
 		return err
 	}
 	o.Fenced = &f
+	if o.OwnData {
+		o.Data = ob.data(ctx, leader, o.Nodes)
+	}
 	return nil
+}
+
+// data writes a key of conform's to the system's own register through
+// leader, reads it back there, then on every other node until each shows
+// it or refuses, or dataSettle passes.
+func (ob *observer) data(ctx context.Context, leader string, nodes []string) *DataProbe {
+	p := &DataProbe{Node: leader, Key: "conform-data", Value: "conform-data-by-" + leader, Reads: map[string]Answer{}}
+	body, _ := json.Marshal(contract.DataWrite{Key: p.Key, Value: p.Value})
+	p.Write = ob.ask(ctx, leader, http.MethodPost, contract.DataPath, body)
+	read := contract.DataPath + "?key=" + p.Key
+	p.Read = ob.ask(ctx, leader, http.MethodGet, read, nil)
+	deadline := time.Now().Add(dataSettle)
+	for _, node := range nodes {
+		if node == leader {
+			continue
+		}
+		for {
+			a := ob.ask(ctx, node, http.MethodGet, read, nil)
+			p.Reads[node] = a
+			if a.Status == http.StatusConflict || p.holds(a) || time.Now().After(deadline) || ctx.Err() != nil {
+				break
+			}
+			time.Sleep(pollEvery)
+		}
+	}
+	return p
+}
+
+// holds says a read answered 200 with the probe's value.
+func (p *DataProbe) holds(a Answer) bool {
+	var ans contract.DataAnswer
+	return a.Status == http.StatusOK && json.Unmarshal(a.Body, &ans) == nil && ans.Value == p.Value
 }
 
 // probe asks node to write a key of conform's, after writing it on the

@@ -1,6 +1,7 @@
 package conform
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -44,6 +45,7 @@ var rules = []struct {
 	{"fenced-412", fenced412},
 	{"leader-latency", leaderLatency},
 	{"watch", watch},
+	{"own-data", ownData},
 }
 
 // Rules names every rule, in order.
@@ -291,6 +293,41 @@ func fenced412(o Observation) (Verdict, string) {
 		}
 	}
 	return pass("%s answered %s to a write the resource refused below token %d", p.Node, p.Answer.said(), p.Planted)
+}
+
+// ownData: a target that declares its own register (own_data) answers a
+// write of it through the leader 200 {"ok":true}, the leader reads the
+// value back, and every other node reads it too or refuses (409
+// not-leader) within dataSettle.
+func ownData(o Observation) (Verdict, string) {
+	if !o.OwnData {
+		return pass("not declared (own_data): the target keeps no register of its own for the harness to check")
+	}
+	p := o.Data
+	if p == nil {
+		return skip("no single leader to write through (see one-leader)")
+	}
+	var w contract.DataAnswer
+	if p.Write.Status != http.StatusOK || json.Unmarshal(p.Write.Body, &w) != nil || !w.OK {
+		return fail("%s, the leader, answered POST %s with %s: want 200 {\"ok\":true}", p.Node, contract.DataPath, p.Write.said())
+	}
+	if !p.holds(p.Read) {
+		return fail("%s acknowledged a write of %q to its own store, then answered its read with %s", p.Node, p.Value, p.Read.said())
+	}
+	var held, refused []string
+	for _, node := range o.Nodes {
+		a, asked := p.Reads[node]
+		switch {
+		case !asked:
+		case p.holds(a):
+			held = append(held, node)
+		case a.Status == http.StatusConflict && errorIs(a, contract.ErrNotLeader) == nil:
+			refused = append(refused, node)
+		default:
+			return fail("%s still answered a read of %q, which %s acknowledged, with %s after %s", node, p.Key, p.Node, a.said(), secs(dataSettle))
+		}
+	}
+	return pass("%s acknowledged a write to its own store and read it back; %d other nodes read it, %d refused as not leading", p.Node, len(held), len(refused))
 }
 
 // errorIs checks that a refusal's body is {"error": want, ...}.

@@ -236,3 +236,39 @@ func TestWhatStillPasses(t *testing.T) {
 		t.Errorf("watch of nodes that serve none: %s %s", v, detail)
 	}
 }
+
+// The own-data rule: undeclared passes as not served; declared, the
+// leader's write and read and the others' reads decide.
+func TestOwnData(t *testing.T) {
+	probe := func(write, read string, others map[string]Answer) *DataProbe {
+		return &DataProbe{Node: "n1", Key: "conform-data", Value: "conform-data-by-n1",
+			Write: answer(0, http.StatusOK, write), Read: answer(0, http.StatusOK, read), Reads: others}
+	}
+	held := answer(0, http.StatusOK, `{"value":"conform-data-by-n1"}`)
+	refused := answer(0, http.StatusConflict, `{"error":"not-leader"}`)
+	stale := answer(0, http.StatusOK, `{"value":""}`)
+	tests := []struct {
+		name    string
+		own     bool
+		probe   *DataProbe
+		verdict Verdict
+		says    string
+	}{
+		{"not declared", false, nil, Pass, "not declared"},
+		{"no leader", true, nil, Skip, "no single leader"},
+		{"held everywhere", true, probe(`{"ok":true}`, `{"value":"conform-data-by-n1"}`, map[string]Answer{"n2": held, "n3": refused}), Pass, "1 other nodes read it, 1 refused"},
+		{"write not ok", true, probe(`{}`, `{"value":"conform-data-by-n1"}`, nil), Fail, "want 200"},
+		{"leader lost it", true, probe(`{"ok":true}`, `{"value":"other"}`, nil), Fail, "then answered its read"},
+		{"a node never sees it", true, probe(`{"ok":true}`, `{"value":"conform-data-by-n1"}`, map[string]Answer{"n2": held, "n3": stale}), Fail, "n3 still answered"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := conforming()
+			o.OwnData, o.Data = tc.own, tc.probe
+			v, detail := ownData(o)
+			if v != tc.verdict || !strings.Contains(detail, tc.says) {
+				t.Errorf("%s: %s, want %s saying %q", v, detail, tc.verdict, tc.says)
+			}
+		})
+	}
+}

@@ -40,7 +40,20 @@ type LocalWriter interface {
 	WriteLocal(ctx context.Context, key, value string) error
 }
 
-// ErrNotLeader is a LocalWriter's server refusing a write for not leading.
+// DataStore is implemented by an agent whose system keeps data of its own
+// (a key in Redis, a row in PostgreSQL): the node API serves it on
+// contract.DataPath, so that the harness checks what the store itself
+// acknowledged. Each call goes to the store as the system's own clients
+// go through this node (following its redirections); ErrNotLeader is the
+// store refusing for want of a leader here (a replica's READONLY, a
+// server in recovery), answered 409; any other error 503.
+type DataStore interface {
+	ReadData(ctx context.Context, key string) (string, error)
+	WriteData(ctx context.Context, key, value string) error
+}
+
+// ErrNotLeader is a LocalWriter's or DataStore's server refusing for not
+// leading.
 var ErrNotLeader = errors.New("not-leader")
 
 // Server serves the node API for one node. Targets add their own peer
@@ -99,7 +112,43 @@ func NewServer(env Env, e Elector, opts ...Option) *Server {
 			reply(w, http.StatusOK, map[string]bool{"ok": true})
 		})
 	}
+	if d, ok := e.(DataStore); ok {
+		s.mux.HandleFunc("GET "+contract.DataPath, func(w http.ResponseWriter, r *http.Request) {
+			key := r.URL.Query().Get("key")
+			if key == "" {
+				reply(w, http.StatusBadRequest, contract.DataAnswer{Error: "bad read request"})
+				return
+			}
+			v, err := d.ReadData(r.Context(), key)
+			replyData(w, contract.DataAnswer{Value: v}, err)
+		})
+		s.mux.HandleFunc("POST "+contract.DataPath, func(w http.ResponseWriter, r *http.Request) {
+			var req contract.DataWrite
+			if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Key == "" {
+				reply(w, http.StatusBadRequest, contract.DataAnswer{Error: "bad write request"})
+				return
+			}
+			// The node's own act, as a fenced write is: finished though
+			// the client hung up.
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), s.WriteTimeout)
+			defer cancel()
+			replyData(w, contract.DataAnswer{OK: true}, d.WriteData(ctx, req.Key, req.Value))
+		})
+	}
 	return s
+}
+
+// replyData answers a DataStore's call: ok with what it found, 409 when
+// the store refused for not leading, 503 for anything else.
+func replyData(w http.ResponseWriter, ok contract.DataAnswer, err error) {
+	switch {
+	case errors.Is(err, ErrNotLeader):
+		reply(w, http.StatusConflict, contract.DataAnswer{Error: contract.ErrNotLeader})
+	case err != nil:
+		reply(w, http.StatusServiceUnavailable, contract.DataAnswer{Error: err.Error()})
+	default:
+		reply(w, http.StatusOK, ok)
+	}
 }
 
 // Handle registers a target's own endpoint, peer messages say.

@@ -67,3 +67,70 @@ func TestWriteGoesToTheLocalServerFirst(t *testing.T) {
 		})
 	}
 }
+
+// store is an elector with a register of its own, which answers with err.
+type store struct {
+	agent
+	held map[string]string
+}
+
+func (s *store) ReadData(_ context.Context, key string) (string, error) {
+	return s.held[key], s.err
+}
+
+func (s *store) WriteData(_ context.Context, key, value string) error {
+	if s.err == nil {
+		s.held[key] = value
+	}
+	return s.err
+}
+
+// A DataStore is served on contract.DataPath: its refusal for not
+// leading is 409, any other error 503; an elector without one serves no
+// such route.
+func TestDataStoreIsServed(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		err         error
+		write, read int
+		value       string
+	}{
+		{"kept", nil, http.StatusOK, http.StatusOK, `"v1"`},
+		{"a replica", ErrNotLeader, http.StatusConflict, http.StatusConflict, ""},
+		{"a store that fails", errors.New("connection refused"), http.StatusServiceUnavailable, http.StatusServiceUnavailable, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &store{agent: agent{err: tc.err}, held: map[string]string{}}
+			srv := httptest.NewServer(NewServer(Env{Node: "n1"}, s).mux)
+			defer srv.Close()
+			resp, err := http.Post(srv.URL+contract.DataPath, "application/json", strings.NewReader(`{"key":"k1","value":"v1"}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tc.write {
+				t.Errorf("write: %d, want %d", resp.StatusCode, tc.write)
+			}
+			resp, err = http.Get(srv.URL + contract.DataPath + "?key=k1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var body strings.Builder
+			_, _ = body.ReadFrom(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.read || !strings.Contains(body.String(), tc.value) {
+				t.Errorf("read: %d %s, want %d with %s", resp.StatusCode, body.String(), tc.read, tc.value)
+			}
+		})
+	}
+	srv := httptest.NewServer(NewServer(Env{Node: "n1"}, &agent{}).mux)
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + contract.DataPath + "?key=k1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("an elector with no store: %d, want 404", resp.StatusCode)
+	}
+}
