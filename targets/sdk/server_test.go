@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -115,11 +116,10 @@ func TestDataStoreIsServed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var body strings.Builder
-			_, _ = body.ReadFrom(resp.Body)
+			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			if resp.StatusCode != tc.read || !strings.Contains(body.String(), tc.value) {
-				t.Errorf("read: %d %s, want %d with %s", resp.StatusCode, body.String(), tc.read, tc.value)
+			if resp.StatusCode != tc.read || !strings.Contains(string(body), tc.value) {
+				t.Errorf("read: %d %s, want %d with %s", resp.StatusCode, body, tc.read, tc.value)
 			}
 		})
 	}
