@@ -18,6 +18,8 @@ import (
 
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
+
+	"github.com/splitbrain/splitbrain/targets"
 )
 
 // Debian bookworm's libfaketime (0.9.10) leaves monotonic clocks true when
@@ -40,7 +42,7 @@ var faketimeSources embed.FS
 // faketimeImages are the images that make the companions: the Debian
 // base, its gcc, and the companions compiled on it.
 func faketimeImages() []heavyImage {
-	images := debianImages([]string{"gcc", "libc6-dev"})
+	images := debianImages(targets.DefaultDebianRelease, []string{"gcc", "libc6-dev"})
 	gcc := top(images)
 	files := map[string][]byte{}
 	for _, name := range []string{"monotonic.c", "canary.c"} {

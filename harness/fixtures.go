@@ -21,7 +21,7 @@ import (
 // JVM and Python, with libfaketime; the C one is compiled with the gcc of
 // faketimeImages.
 func faketimeRuntimes() []heavyImage {
-	return debianImages([]string{javaRuntime, "libfaketime", "python3"})
+	return debianImages(targets.DefaultDebianRelease, []string{javaRuntime, "libfaketime", "python3"})
 }
 
 // testRuntimes makes sure the heavy images the tests' programs stand on

@@ -27,56 +27,64 @@ import (
 // its recipe (cache.go); each set of packages on it is one more cached
 // image.
 const (
-	debianSuite   = "bookworm"
 	debianVariant = "minbase"
 	// MirrorEnv names another Debian mirror than debianMirror.
 	MirrorEnv    = "SPLITBRAIN_DEBIAN_MIRROR"
 	debianMirror = "http://deb.debian.org/debian"
 )
 
-// debianBaseRecipe is the hash of what the base image is made from.
-var debianBaseRecipe = recipeHash("debootstrap", "--variant="+debianVariant, debianSuite)
+// debianBaseRecipe is the hash of what the base image of a release is
+// made from.
+func debianBaseRecipe(release string) string {
+	return recipeHash("debootstrap", "--variant="+debianVariant, release)
+}
 
-// debianBaseTag is the base image's name: its recipe's hash is the tag.
-var debianBaseTag = "splitbrain/debian:" + debianSuite + "-" + debianBaseRecipe
+// debianBaseTag is the name of the base image of a release: its recipe's
+// hash is the tag.
+func debianBaseTag(release string) string {
+	return "splitbrain/debian:" + release + "-" + debianBaseRecipe(release)
+}
 
 // debianKind is Debian packages (build.debian), installed on the Debian
-// base image.
+// base image of the build's release.
 type debianKind struct{}
 
 func (debianKind) images(b targets.Build) []heavyImage {
-	return debianImages(b.Debian)
+	return debianImages(b.DebianRelease(), b.Debian)
 }
 
-// debianImages are the images that make packages ready: the Debian base,
-// then, when the packages run on Java, the Java runtime alone (every Java
-// set stands on that one layer, which holds the bulk of their size and
-// install time), then the packages on that.
-func debianImages(packages []string) []heavyImage {
-	images := []heavyImage{debianBase()}
+// debianImages are the images that make packages of release ready: the
+// Debian base, then, when the packages run on Java, the Java runtime
+// alone (every Java set stands on that one layer, which holds the bulk of
+// their size and install time), then the packages on that.
+func debianImages(release string, packages []string) []heavyImage {
+	images := []heavyImage{debianBase(release)}
 	if runsOnJava(packages) {
-		images = append(images, debianPackages(debianBaseTag, []string{javaRuntime}))
+		images = append(images, debianPackages(release, top(images).tag, []string{javaRuntime}))
 	}
-	return append(images, debianPackages(top(images).tag, packages))
+	return append(images, debianPackages(release, top(images).tag, packages))
 }
 
-// debianBase is the Debian base image. It is also tagged
-// targets.DebianImage, so that a target's Dockerfile can stand on it.
-func debianBase() heavyImage {
+// debianBase is the Debian base image of release. The default release's
+// is also tagged targets.DebianImage, so that a target's Dockerfile can
+// stand on it.
+func debianBase(release string) heavyImage {
 	mirror := cmp.Or(os.Getenv(MirrorEnv), debianMirror)
-	return heavyImage{
-		tag:    debianBaseTag,
-		alias:  targets.DebianImage,
-		making: "building the Debian base image (debootstrap " + debianSuite + " from " + mirror + ")",
+	img := heavyImage{
+		tag:    debianBaseTag(release),
+		making: "building the Debian base image (debootstrap " + release + " from " + mirror + ")",
 		make: func(ctx context.Context, d *Docker) error {
-			return d.bootstrap(ctx, debianBaseTag, debianBaseRecipe, mirror)
+			return d.bootstrap(ctx, debianBaseTag(release), release, mirror)
 		},
 	}
+	if release == targets.DefaultDebianRelease {
+		img.alias = targets.DebianImage
+	}
+	return img
 }
 
-// bootstrap makes the base image tag, of the recipe whose hash is recipe,
-// from mirror.
-func (d *Docker) bootstrap(ctx context.Context, tag, recipe, mirror string) error {
+// bootstrap makes the base image of release, tag, from mirror.
+func (d *Docker) bootstrap(ctx context.Context, tag, release, mirror string) error {
 	if _, err := exec.LookPath("debootstrap"); err != nil {
 		return errors.New("the Debian base image must be built once, and debootstrap is not installed: run `make deps` (apt-get install debootstrap)")
 	}
@@ -85,12 +93,12 @@ func (d *Docker) bootstrap(ctx context.Context, tag, recipe, mirror string) erro
 		return err
 	}
 	defer os.RemoveAll(dir)
-	cmd := exec.CommandContext(ctx, "debootstrap", "--variant="+debianVariant, debianSuite, dir, mirror)
+	cmd := exec.CommandContext(ctx, "debootstrap", "--variant="+debianVariant, release, dir, mirror)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("building the Debian base image: debootstrap %s from %s failed (%v); its last lines:\n%s", debianSuite, mirror, err, tail(out, 8))
+		return fmt.Errorf("building the Debian base image: debootstrap %s from %s failed (%v); its last lines:\n%s", release, mirror, err, tail(out, 8))
 	}
-	if err := d.importDir(ctx, dir, tag, recipe); err != nil {
+	if err := d.importDir(ctx, dir, tag, debianBaseRecipe(release)); err != nil {
 		return fmt.Errorf("building the Debian base image: %v", err)
 	}
 	return nil
@@ -134,9 +142,9 @@ func (d *Docker) importDir(ctx context.Context, dir, tag, recipe string) error {
 // unknownPackage finds apt's word for a package it does not know.
 var unknownPackage = regexp.MustCompile(`E: (?:Unable to locate package |Package '?)([a-z0-9][a-z0-9+.-]+)`)
 
-// debianPackages is the image of packages installed on the image from,
-// the Debian base or one made on it.
-func debianPackages(from string, packages []string) heavyImage {
+// debianPackages is the image of packages of release installed on the
+// image from, the Debian base of release or one made on it.
+func debianPackages(release, from string, packages []string) heavyImage {
 	pkgs := slices.Clone(packages)
 	slices.Sort(pkgs)
 	pkgs = slices.Compact(pkgs)
@@ -155,7 +163,7 @@ func debianPackages(from string, packages []string) heavyImage {
 				return nil
 			}
 			if m := unknownPackage.FindStringSubmatch(err.Error()); m != nil {
-				return badInput("Debian package %q does not exist in %s (apt: %s)", m[1], debianSuite, strings.TrimSpace(m[0]))
+				return badInput("Debian package %q does not exist in %s (apt: %s)", m[1], release, strings.TrimSpace(m[0]))
 			}
 			return fmt.Errorf("installing Debian packages %s: %v", strings.Join(pkgs, ", "), err)
 		},

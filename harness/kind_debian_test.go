@@ -32,7 +32,7 @@ func TestDebianBaseFromNowhere(t *testing.T) {
 	defer cancel()
 	d := testDocker(t)
 	const tag = "splitbrain/test-debian:nowhere"
-	err := d.bootstrap(ctx, tag, "test", "http://127.0.0.1:9/debian")
+	err := d.bootstrap(ctx, tag, targets.DefaultDebianRelease, "http://127.0.0.1:9/debian")
 	if err == nil || !strings.Contains(err.Error(), "debootstrap bookworm from http://127.0.0.1:9/debian failed") {
 		t.Fatalf("got %v", err)
 	}
@@ -68,7 +68,7 @@ func TestDebianPackages(t *testing.T) {
 		t.Errorf("rebuilt: %v", err)
 	}
 	base, err := d.cli.ImageInspect(ctx, targets.DebianImage)
-	if err != nil || base.Config.Labels[LabelRecipe] != debianBaseRecipe {
+	if err != nil || base.Config.Labels[LabelRecipe] != debianBaseRecipe(targets.DefaultDebianRelease) {
 		t.Errorf("%s: %v %v", targets.DebianImage, err, base.Config.Labels)
 	}
 

@@ -37,7 +37,7 @@ func (d *Docker) BuildDockerfileImage(ctx context.Context, tag, dir, dockerfile 
 	}
 	for _, base := range baseImages(df) {
 		if base == targets.DebianImage {
-			if err := d.cached(ctx, debianBase()); err != nil {
+			if err := d.cached(ctx, debianBase(targets.DefaultDebianRelease)); err != nil {
 				return err
 			}
 			continue

@@ -24,10 +24,11 @@ import (
 type javaKind struct{}
 
 // javaRuntime is Debian's Java runtime, and javaJDK the package that
-// brings javac: the JDK of Debian bookworm's default JRE.
+// brings javac: the JDK of the default JRE of each release (OpenJDK 17 in
+// bookworm, 21 in trixie).
 const (
 	javaRuntime = "default-jre-headless"
-	javaJDK     = "openjdk-17-jdk-headless"
+	javaJDK     = "default-jdk-headless"
 )
 
 // runsOnJava says whether Debian packages need a Java runtime: they name
@@ -41,8 +42,8 @@ func runsOnJava(packages []string) bool {
 // compilers are the images that compile b's program: b's packages (on
 // the Debian base and the Java runtime), and on them the JDK.
 func (javaKind) compilers(b targets.Build) []heavyImage {
-	images := debianImages(b.Debian)
-	return append(images, debianPackages(top(images).tag, append(slices.Clone(b.Debian), javaJDK)))
+	images := debianImages(b.DebianRelease(), b.Debian)
+	return append(images, debianPackages(b.DebianRelease(), top(images).tag, append(slices.Clone(b.Debian), javaJDK)))
 }
 
 func (k javaKind) build(ctx context.Context, d *Docker, tag, dir string, b targets.Build, base string) error {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -21,9 +22,13 @@ type Build struct {
 	// Debian packages it lands at /app on the Debian image instead: an
 	// agent beside a real server.
 	Go string `yaml:"go"`
-	// Debian names packages of Debian bookworm, installed on splitbrain's
-	// own Debian minbase image (built once per machine, then cached).
+	// Debian names Debian packages, installed on splitbrain's own Debian
+	// minbase image of Release (built once per machine, then cached).
 	Debian []string `yaml:"debian"`
+	// Release is the Debian release the packages come from (DebianReleases,
+	// DefaultDebianRelease when not given): one system at two versions is
+	// one target on two releases.
+	Release string `yaml:"release"`
 	// Etcd is a release of etcd ("v3.6.16"), compiled here from Go
 	// modules (once per machine, then cached) into a FROM scratch image
 	// with the server at /usr/local/bin/etcd. A Go program lands beside it
@@ -63,6 +68,21 @@ type Build struct {
 // be named in a Dockerfile's FROM.
 const DebianImage = "splitbrain/debian:bookworm"
 
+// DebianReleases are the Debian releases a build's packages may come
+// from, oldest first; the first is DefaultDebianRelease.
+var DebianReleases = []string{"bookworm", "trixie"}
+
+// DefaultDebianRelease is Build.Release when a manifest gives none.
+const DefaultDebianRelease = "bookworm"
+
+// DebianRelease is the Debian release b's packages come from.
+func (b Build) DebianRelease() string {
+	if b.Release == "" {
+		return DefaultDebianRelease
+	}
+	return b.Release
+}
+
 // A Kind is one way of making an image, chosen by one field of Build: a
 // program, which the image runs, or a base, which the program stands on.
 // The harness makes each kind (harness/kinds.go): a new kind is a field
@@ -88,6 +108,9 @@ type Kind struct {
 	// check says what is wrong with a value given, if anything; dir is the
 	// target's folder.
 	check func(value []string, dir string) error
+	// Settings are the fields of Build that qualify the kind's value, not
+	// kinds of their own (debian's release).
+	Settings []string
 }
 
 // Kinds are the kinds of program and of base, in the order a manifest's
@@ -97,7 +120,7 @@ var Kinds = []Kind{
 	{Field: "java", needsBase: true, onlyOn: "debian", value: func(b Build) []string { return b.Java }, check: checkJava},
 	{Field: "command", needsBase: true, value: func(b Build) []string { return b.Command }},
 	{Field: "dockerfile", ownImage: true, value: func(b Build) []string { return word(b.Dockerfile) }, check: checkFile},
-	{Field: "debian", Base: true, value: func(b Build) []string { return b.Debian }, check: checkPackages},
+	{Field: "debian", Base: true, value: func(b Build) []string { return b.Debian }, check: checkPackages, Settings: []string{"release"}},
 	{Field: "etcd", Base: true, value: func(b Build) []string { return word(b.Etcd) }, check: checkRelease},
 	{Field: "kube-apiserver", Base: true, value: func(b Build) []string { return word(b.KubeAPIServer) }, check: checkKubeRelease},
 }
@@ -191,7 +214,11 @@ func (b Build) System() string {
 	if !ok {
 		return ""
 	}
-	return k.Field + " " + strings.Join(k.value(b), " ")
+	system := k.Field + " " + strings.Join(k.value(b), " ")
+	if k.Field == "debian" && b.DebianRelease() != DefaultDebianRelease {
+		system = "debian " + b.DebianRelease() + " " + strings.Join(k.value(b), " ")
+	}
+	return system
 }
 
 func (b Build) validate(dir, field string) error {
@@ -213,6 +240,10 @@ func (b Build) validate(dir, field string) error {
 		return fmt.Errorf("%s: %s: a program stands on one base", field, oneOf(fields(field, isBase)))
 	case programs[0].onlyOn != "" && bases[0].Field != programs[0].onlyOn:
 		return fmt.Errorf("%s.%s stands on %s.%s, not %s.%s", field, programs[0].Field, field, programs[0].onlyOn, field, bases[0].Field)
+	case b.Release != "" && len(b.Debian) == 0:
+		return fmt.Errorf("%s.release is the Debian release of %s.debian, which is not given", field, field)
+	case b.Release != "" && !slices.Contains(DebianReleases, b.Release):
+		return fmt.Errorf("%s.release: %q is not a Debian release splitbrain builds on: want %s", field, b.Release, sentence(DebianReleases, "or"))
 	}
 	for _, k := range append(programs, bases...) {
 		if k.check == nil {

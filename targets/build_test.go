@@ -10,9 +10,9 @@ import (
 )
 
 // Every field of Build is one kind, named as a manifest names the field,
-// and every kind is a field: a field without its kind would be read and
-// never built. A field no manifest names (Dirs, which Load sets) is
-// none.
+// or a setting of one, and every kind is a field: a field without its
+// kind would be read and never built. A field no manifest names (Dirs,
+// which Load sets) is none.
 func TestEveryBuildFieldIsAKind(t *testing.T) {
 	var tags []string
 	bt := reflect.TypeFor[Build]()
@@ -23,7 +23,7 @@ func TestEveryBuildFieldIsAKind(t *testing.T) {
 	}
 	var kinds []string
 	for _, k := range Kinds {
-		kinds = append(kinds, k.Field)
+		kinds = append(append(kinds, k.Field), k.Settings...)
 	}
 	slices.Sort(tags)
 	slices.Sort(kinds)
@@ -44,6 +44,8 @@ func TestBuildKinds(t *testing.T) {
 		{Build{Go: "./cmd/agent", KubeAPIServer: "v1.37.2"}, "go", "kube-apiserver", "kube-apiserver v1.37.2"},
 		{Build{Command: []string{"redis-server"}, Debian: []string{"redis-server", "redis-tools"}}, "command", "debian", "debian redis-server redis-tools"},
 		{Build{Dockerfile: "Dockerfile"}, "dockerfile", "", ""},
+		{Build{Go: "./cmd/agent", Debian: []string{"valkey-server"}, Release: "trixie"}, "go", "debian", "debian trixie valkey-server"},
+		{Build{Go: "./cmd/agent", Debian: []string{"redis-server"}, Release: "bookworm"}, "go", "debian", "debian redis-server"},
 		{Build{Java: []string{"./src/Node.java", "curator-recipes.jar"}, Debian: []string{"default-jre-headless"}}, "java", "debian", "debian default-jre-headless"},
 	} {
 		base, ok := tc.b.Base()
@@ -81,6 +83,22 @@ func TestJavaBuildErrors(t *testing.T) {
 		{Build{Java: []string{"./src/Node.java", "guava"}, Debian: jre}, `"guava" is not a jar's file name`},
 	} {
 		if err := tc.b.validate(dir, "build"); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: got %v, want %q", tc.b, err, tc.want)
+		}
+	}
+}
+
+// A release qualifies Debian packages: one splitbrain builds on, and
+// only with them.
+func TestReleaseErrors(t *testing.T) {
+	for _, tc := range []struct {
+		b    Build
+		want string
+	}{
+		{Build{Go: "./cmd/n", Release: "trixie"}, "build.release is the Debian release of build.debian, which is not given"},
+		{Build{Go: "./cmd/n", Debian: []string{"redis-server"}, Release: "sid"}, `build.release: "sid" is not a Debian release splitbrain builds on: want bookworm or trixie`},
+	} {
+		if err := tc.b.validate(t.TempDir(), "build"); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: got %v, want %q", tc.b, err, tc.want)
 		}
 	}
