@@ -234,18 +234,10 @@ func (w *Writer) Wrote(maxAge time.Duration) map[string]bool {
 // write asks node to make a fenced write and classifies the answer by the
 // node API: 200 ok, 409 not leader, 412 fenced, anything else unknown.
 func (w *Writer) write(node, key, value string) history.Event {
-	e := history.Event{Node: node, Value: value}
-	base := w.cluster.NodeURL(node)
-	if base == "" {
-		e.Type, e.Error = history.Fail, "unreachable"
-		return e
-	}
-	body, _ := json.Marshal(contract.WriteRequest{Key: key, Value: value})
 	var ans contract.WriteAnswer
-	status, err := w.call(http.MethodPost, base+contract.WritePath, string(body), &ans)
+	e, status, answered := w.post(node, value, contract.WritePath, contract.WriteRequest{Key: key, Value: value}, &ans)
 	switch {
-	case err != nil:
-		e.Type, e.Error = outcome(err), err.Error()
+	case !answered:
 	case status == http.StatusOK:
 		e.Type, e.Token, e.Seq = history.OK, ans.Token, ans.Seq
 	case status == http.StatusConflict || status == http.StatusPreconditionFailed || status == http.StatusBadRequest:
@@ -254,6 +246,26 @@ func (w *Writer) write(node, key, value string) history.Event {
 		e.Type, e.Error = history.Info, fmt.Sprintf("%d %s", status, ans.Error)
 	}
 	return e
+}
+
+// post sends node a write of value on path, its answer decoded into ans.
+// Unanswered (a node with no address, a transport error), e is already
+// the write's outcome; answered, e holds the node and value and the
+// caller classifies status.
+func (w *Writer) post(node, value, path string, req, ans any) (e history.Event, status int, answered bool) {
+	e = history.Event{Node: node, Value: value}
+	base := w.cluster.NodeURL(node)
+	if base == "" {
+		e.Type, e.Error = history.Fail, "unreachable"
+		return e, 0, false
+	}
+	body, _ := json.Marshal(req)
+	status, err := w.call(http.MethodPost, base+path, string(body), ans)
+	if err != nil {
+		e.Type, e.Error = outcome(err), err.Error()
+		return e, 0, false
+	}
+	return e, status, true
 }
 
 // read reads a register straight from the resource, so the history holds
@@ -274,18 +286,10 @@ func (w *Writer) read(key string) history.Event {
 // writeData asks node to write to the system's own store: 200 ok, 409
 // refused for not leading, 400 malformed, anything else unknown.
 func (w *Writer) writeData(node, key, value string) history.Event {
-	e := history.Event{Node: node, Value: value}
-	base := w.cluster.NodeURL(node)
-	if base == "" {
-		e.Type, e.Error = history.Fail, "unreachable"
-		return e
-	}
-	body, _ := json.Marshal(contract.DataWrite{Key: key, Value: value})
 	var ans contract.DataAnswer
-	status, err := w.call(http.MethodPost, base+contract.DataPath, string(body), &ans)
+	e, status, answered := w.post(node, value, contract.DataPath, contract.DataWrite{Key: key, Value: value}, &ans)
 	switch {
-	case err != nil:
-		e.Type, e.Error = outcome(err), err.Error()
+	case !answered:
 	case status == http.StatusOK:
 		e.Type = history.OK
 	case status == http.StatusConflict || status == http.StatusBadRequest:
