@@ -69,8 +69,11 @@ func TestStopOnViolationKeepsTheVerdict(t *testing.T) {
 			t.Errorf("%s: %s in the whole run (%s), %s in the stopped one (%s)", name, res.Valid, res.Note, got.Valid, got.Note)
 		}
 	}
+	// The same planted second leader: its window lasts 1 s, planted from
+	// each node's first question, which a loaded machine delays apart in
+	// the two runs (0.52 s apart at a load of 19).
 	w, st := whole.Report.Checkers[checkers.ElectionSafetyName].Violations[0], stopped.Report.Checkers[checkers.ElectionSafetyName].Violations[0]
-	if w.Kind != st.Kind || (time.Duration(w.Time-st.Time)).Abs() > 500*time.Millisecond {
+	if w.Kind != st.Kind || (time.Duration(w.Time-st.Time)).Abs() > time.Second {
 		t.Errorf("first violation: %s at %d in the whole run, %s at %d in the stopped one", w.Kind, w.Time, st.Kind, st.Time)
 	}
 }
