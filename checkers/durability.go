@@ -112,7 +112,10 @@ func Durability(in Input) Result {
 		}
 	}
 	f["keys"] = float64(len(byKey))
-	slices.SortStableFunc(r.Violations, func(a, b Violation) int { return cmp.Compare(a.Time, b.Time) })
+	// Proved at the final reads, told in the order the writes were made.
+	slices.SortFunc(r.Violations, func(a, b Violation) int {
+		return cmp.Or(cmp.Compare(a.Time, b.Time), cmp.Compare(a.Events[0], b.Events[0]))
+	})
 	f["violations"] = float64(len(r.Violations))
 	r.Violations = r.Violations[:min(len(r.Violations), maxStored)]
 	switch {
