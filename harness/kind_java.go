@@ -23,13 +23,18 @@ import (
 // image: it would double its size.
 type javaKind struct{}
 
-// javaRuntime is Debian's Java runtime, and javaJDK the package that
-// brings javac: the JDK of the default JRE of each release (OpenJDK 17 in
-// bookworm, 21 in trixie).
-const (
-	javaRuntime = "default-jre-headless"
-	javaJDK     = "default-jdk-headless"
-)
+// javaRuntime is Debian's Java runtime.
+const javaRuntime = "default-jre-headless"
+
+// javaJDK is the package that brings javac to a release: the JDK of its
+// default JRE. Bookworm's keeps the name its compiler image was first
+// made with (OpenJDK 17), so that a machine's cached image still serves.
+func javaJDK(release string) string {
+	if release == targets.Bookworm {
+		return "openjdk-17-jdk-headless"
+	}
+	return "default-jdk-headless"
+}
 
 // runsOnJava says whether Debian packages need a Java runtime: they name
 // it, a JDK, or a Java library (Debian names them lib*-java).
@@ -43,7 +48,7 @@ func runsOnJava(packages []string) bool {
 // the Debian base and the Java runtime), and on them the JDK.
 func (javaKind) compilers(b targets.Build) []heavyImage {
 	images := debianImages(b.DebianRelease(), b.Debian)
-	return append(images, debianPackages(b.DebianRelease(), top(images).tag, append(slices.Clone(b.Debian), javaJDK)))
+	return append(images, debianPackages(b.DebianRelease(), top(images).tag, append(slices.Clone(b.Debian), javaJDK(b.DebianRelease()))))
 }
 
 func (k javaKind) build(ctx context.Context, d *Docker, tag, dir string, b targets.Build, base string) error {

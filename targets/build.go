@@ -68,12 +68,18 @@ type Build struct {
 // be named in a Dockerfile's FROM.
 const DebianImage = "splitbrain/debian:bookworm"
 
+// The Debian releases a build's packages may come from (Build.Release).
+const (
+	Bookworm = "bookworm" // Debian 12
+	Trixie   = "trixie"   // Debian 13
+)
+
 // DebianReleases are the Debian releases a build's packages may come
-// from, oldest first; the first is DefaultDebianRelease.
-var DebianReleases = []string{"bookworm", "trixie"}
+// from, oldest first.
+var DebianReleases = []string{Bookworm, Trixie}
 
 // DefaultDebianRelease is Build.Release when a manifest gives none.
-const DefaultDebianRelease = "bookworm"
+const DefaultDebianRelease = Bookworm
 
 // DebianRelease is the Debian release b's packages come from.
 func (b Build) DebianRelease() string {
