@@ -59,6 +59,8 @@ func build(env sdk.Env, s *sdk.Settings) (*sdk.Agent, error) {
 	shardSpec := s.String("REDIS_SHARDS", "")
 	timeoutMS := s.Int("REDIS_CLUSTER_NODE_TIMEOUT_MS", 2000)
 	poll := s.Duration("REDIS_POLL", 200*time.Millisecond)
+	// Valkey's server speaks Redis's protocol under a name of its own.
+	server := s.String("REDIS_SERVER", "redis-server")
 	if err := s.Err(); err != nil {
 		return nil, err
 	}
@@ -101,7 +103,7 @@ func build(env sdk.Env, s *sdk.Settings) (*sdk.Agent, error) {
 		peers: map[string]*redis.Client{},
 	}
 	return &sdk.Agent{
-		Server:  []string{"redis-server", conf},
+		Server:  []string{server, conf},
 		Elector: a,
 		Ready: func() {
 			waitForServer(a.local)
