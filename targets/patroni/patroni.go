@@ -231,13 +231,18 @@ func config(s Settings) patroniConfig {
 }
 
 // pgHBA lets Patroni in through the socket as the OS user it runs as,
-// the agent in over loopback, and the other nodes in from their network
-// to stream (replication) and to rewind (the superuser); nothing else.
+// the agent in over loopback, Patroni's replication connection to its
+// own server over loopback (it reads a rewound server's timeline through
+// it: without it, an old primary rewound after a failover never
+// restarts), and the other nodes in from their network to stream
+// (replication) and to rewind (the superuser); nothing else.
 func pgHBA(network string) []string {
 	return []string{
 		"local all all peer",
 		"host all all 127.0.0.1/32 scram-sha-256",
 		"host all all ::1/128 scram-sha-256",
+		fmt.Sprintf("host replication %s 127.0.0.1/32 scram-sha-256", Replicator),
+		fmt.Sprintf("host replication %s ::1/128 scram-sha-256", Replicator),
 		fmt.Sprintf("host replication %s %s scram-sha-256", Replicator, network),
 		fmt.Sprintf("host all %s %s scram-sha-256", Superuser, network),
 	}

@@ -71,6 +71,7 @@ func TestConfig(t *testing.T) {
 		"host replication replicator 172.20.0.0/16 scram-sha-256",
 		"host all postgres 172.20.0.0/16 scram-sha-256",
 		"host all all 127.0.0.1/32 scram-sha-256",
+		"host replication replicator 127.0.0.1/32 scram-sha-256",
 	} {
 		if !strings.Contains(hba, want) {
 			t.Errorf("pg_hba has no %q:\n%s", want, hba)

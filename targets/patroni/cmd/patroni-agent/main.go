@@ -51,8 +51,9 @@ const (
 	// roundTimeout bounds one round of questions to Patroni and
 	// PostgreSQL, both beside the agent: a Patroni that has not answered
 	// by then (frozen, busy) is taken for one that does not say the node
-	// leads.
-	roundTimeout = 500 * time.Millisecond
+	// leads. A second: on a loaded machine (a load of 30 on two cores)
+	// Patroni's Python REST API took more than 500 ms now and then.
+	roundTimeout = time.Second
 	// readySay spaces the lines that tell, while the node is not ready,
 	// what it still waits for: the end of the log says it when it never
 	// becomes ready.
