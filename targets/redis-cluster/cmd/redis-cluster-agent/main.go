@@ -28,6 +28,7 @@ import (
 	"github.com/redis/go-redis/v9/logging"
 
 	"github.com/splitbrain/splitbrain/contract"
+	"github.com/splitbrain/splitbrain/targets/internal/redisserver"
 	rediscluster "github.com/splitbrain/splitbrain/targets/redis-cluster"
 	"github.com/splitbrain/splitbrain/targets/sdk"
 )
@@ -106,7 +107,7 @@ func build(env sdk.Env, s *sdk.Settings) (*sdk.Agent, error) {
 		Server:  []string{server, conf},
 		Elector: a,
 		Ready: func() {
-			waitForServer(a.local)
+			redisserver.Await(a.local)
 			switch {
 			case restarted:
 				log.Printf("%s: redis-server is up, restarted with the cluster it knew", env.Node)
@@ -169,21 +170,6 @@ func client(addr string) *redis.Client {
 		// patience.
 		DialTimeout: 250 * time.Millisecond,
 	})
-}
-
-// waitForServer returns once the server answers PING: until then the node
-// serves nothing, so it is not ready. A server that exits meanwhile ends
-// the agent (Supervise).
-func waitForServer(rdb *redis.Client) {
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		err := rdb.Ping(ctx).Err()
-		cancel()
-		if err == nil {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 // agent serves the node API from its server.

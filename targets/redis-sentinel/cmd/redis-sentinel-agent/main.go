@@ -27,6 +27,7 @@ import (
 	"github.com/redis/go-redis/v9/logging"
 
 	"github.com/splitbrain/splitbrain/contract"
+	"github.com/splitbrain/splitbrain/targets/internal/redisserver"
 	redissentinel "github.com/splitbrain/splitbrain/targets/redis-sentinel"
 	"github.com/splitbrain/splitbrain/targets/sdk"
 )
@@ -104,7 +105,7 @@ func build(env sdk.Env, s *sdk.Settings) (*sdk.Agent, error) {
 		Server:  []string{"redis-server", conf},
 		Elector: a,
 		Ready: func() {
-			waitForServer(rdb)
+			redisserver.Await(rdb)
 			log.Printf("%s: redis-server is up; state %+v", env.Node, st)
 		},
 		Loop:   func() { a.loop(sentinels, masterName, poll) },
@@ -144,21 +145,6 @@ func writeConfig(path, self, primary string) error {
 		return err
 	}
 	return os.Rename(tmp, path)
-}
-
-// waitForServer returns once the server answers PING: until then the node
-// serves nothing, so it is not ready. A server that exits meanwhile ends
-// the agent (Supervise).
-func waitForServer(rdb *redis.Client) {
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		err := rdb.Ping(ctx).Err()
-		cancel()
-		if err == nil {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 // agent observes its server and the Sentinels and keeps the node's state.
