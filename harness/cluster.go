@@ -499,18 +499,42 @@ func waitPort(ctx context.Context, addr netip.AddrPort, timeout time.Duration) e
 }
 
 // waitHealthy polls GET /health on every node until all answer 200 or the
-// deadline passes; then it names the nodes that never did.
+// deadline passes; then it names the nodes that never did. A node whose
+// container has exited is given up at once: nothing restarts it.
 func (c *cluster) waitHealthy(ctx context.Context, timeout time.Duration) ([]string, error) {
-	return waitAll(ctx, c.nodes, timeout, func(node string) string { return c.NodeURL(node) + contract.HealthPath })
+	exited := func(node string) bool {
+		c.mu.RLock()
+		id := c.ids[node]
+		c.mu.RUnlock()
+		gone, _ := c.docker.Exited(ctx, id)
+		return gone
+	}
+	return waitAllWhile(ctx, c.nodes, timeout, func(node string) string { return c.NodeURL(node) + contract.HealthPath }, exited)
 }
 
 // waitAll polls url(node) for every node until each answers 200 or the
 // deadline passes, and names the nodes that never did.
 func waitAll(ctx context.Context, nodes []string, timeout time.Duration, url func(string) string) ([]string, error) {
+	return waitAllWhile(ctx, nodes, timeout, url, nil)
+}
+
+// exitedPoll is how often waitAllWhile asks whether a node is gone: an
+// inspection costs the Engine more than a health request.
+const exitedPoll = time.Second
+
+// errGone is a node's wait given up because the node is gone.
+var errGone = errors.New("gone")
+
+// waitAllWhile is waitAll that gives up once gone says of a node that it
+// never will answer; then it names the nodes that are gone, first.
+func waitAllWhile(ctx context.Context, nodes []string, timeout time.Duration, url func(string) string, gone func(string) bool) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	waiting, giveUp := context.WithCancel(ctx)
+	defer giveUp()
 	hc := &http.Client{Timeout: 500 * time.Millisecond}
 	errs := parallel.Do(nodes, func(node string) error {
+		asked := time.Now()
 		for {
 			resp, err := hc.Get(url(node))
 			if err == nil {
@@ -519,24 +543,37 @@ func waitAll(ctx context.Context, nodes []string, timeout time.Duration, url fun
 					return nil
 				}
 			}
+			if gone != nil && time.Since(asked) >= exitedPoll {
+				if gone(node) {
+					giveUp()
+					return errGone
+				}
+				asked = time.Now()
+			}
 			select {
-			case <-ctx.Done():
-				return ctx.Err()
+			case <-waiting.Done():
+				return waiting.Err()
 			case <-time.After(20 * time.Millisecond):
 			}
 		}
 	})
-	var pending []string
+	var lost, pending []string
 	for i, err := range errs {
-		if err != nil {
+		switch {
+		case errors.Is(err, errGone):
+			lost = append(lost, nodes[i])
+		case err != nil:
 			pending = append(pending, nodes[i])
 		}
 	}
-	if len(pending) > 0 {
-		if errors.Is(ctx.Err(), context.Canceled) {
-			return pending, ctx.Err()
-		}
-		sort.Strings(pending)
+	sort.Strings(lost)
+	sort.Strings(pending)
+	switch {
+	case len(lost) > 0:
+		return append(lost, pending...), fmt.Errorf("%s exited before becoming healthy", strings.Join(lost, ", "))
+	case len(pending) > 0 && errors.Is(ctx.Err(), context.Canceled):
+		return pending, ctx.Err()
+	case len(pending) > 0:
 		return pending, fmt.Errorf("%s never became healthy within %s", strings.Join(pending, ", "), timeout)
 	}
 	return nil, nil

@@ -109,10 +109,7 @@ func (r *run) copyDiskProgram(ctx context.Context) ([]byte, error) {
 // diskRefused is the bad input a node's or member's layer exited with,
 // when it could not start the container (a data directory the image
 // lacks, FUSE refused), or nil.
-func (r *run) diskRefused(ctx context.Context, name string) error {
-	r.cluster.mu.RLock()
-	id := r.cluster.ids[name]
-	r.cluster.mu.RUnlock()
+func (r *run) diskRefused(ctx context.Context, id, name string) error {
 	if exited, code := r.docker.Exited(ctx, id); !exited || code != diskfs.ExitRefused || !r.faultsDisks() {
 		return nil
 	}

@@ -227,13 +227,19 @@ func addressPlan(subnet netip.Prefix, nodes []string, members []targets.Member) 
 	return plan, nil
 }
 
-// withLog explains a node that did not start: its exit code if its process
-// ended (that is the cause, whatever err says), and the tail of its log.
+// withLog explains a node that did not start: the bad input its disk
+// layer refused, or its exit code if its process ended (that is the
+// cause, whatever err says), and the tail of its log.
 func (r *run) withLog(ctx context.Context, node string, err error) error {
 	ctx = context.WithoutCancel(ctx)
+	r.cluster.mu.RLock()
 	id := r.cluster.ids[node]
+	r.cluster.mu.RUnlock()
 	if id == "" {
 		return err
+	}
+	if bad := r.diskRefused(ctx, id, node); bad != nil {
+		return bad
 	}
 	if exited, code := r.docker.Exited(ctx, id); exited {
 		err = fmt.Errorf("%s never became healthy: its process exited with code %d", r.cluster.kind(node), code)

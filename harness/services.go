@@ -65,9 +65,6 @@ func (r *run) startServices(ctx context.Context, at int) error {
 		}
 		id, err := c.start(ctx, spec)
 		if err != nil {
-			if bad := r.diskRefused(ctx, m.Name); bad != nil {
-				return bad
-			}
 			return err
 		}
 		if m.service.Clock == targets.ClockProcess && r.clockSidecars(true) {

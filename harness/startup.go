@@ -175,11 +175,6 @@ func (r *run) startNodes(ctx context.Context) error {
 			return err
 		}
 		id, err := c.start(ctx, spec)
-		if err != nil {
-			if bad := r.diskRefused(ctx, node); bad != nil {
-				return bad
-			}
-		}
 		if err == nil && r.clockSidecars(false) {
 			err = r.startClockSidecar(ctx, node, id)
 		}
@@ -219,11 +214,6 @@ func (r *run) startPacketFilter(ctx context.Context, name, id string) error {
 func (r *run) waitNodes(ctx context.Context) error {
 	c := r.cluster
 	if sick, err := c.waitHealthy(ctx, r.cfg.StartTimeout); err != nil {
-		for _, node := range sick {
-			if bad := r.diskRefused(ctx, node); bad != nil {
-				return bad
-			}
-		}
 		if len(sick) > 0 && !errors.Is(err, context.Canceled) {
 			return r.withLog(ctx, sick[0], err)
 		}
