@@ -151,3 +151,24 @@ func TestPrepareFaultBound(t *testing.T) {
 		}
 	}
 }
+
+// A target that says its cluster needs longer to start gets that long,
+// and a run that gives longer keeps its own; run.json says which held.
+func TestPrepareStartTimeout(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.RepoRoot, cfg.TargetsRoot, cfg.ResultsDir = "..", "../targets", t.TempDir()
+	cfg.Target = "patroni"
+	for _, tc := range []struct{ given, want time.Duration }{
+		{30 * time.Second, 3 * time.Minute},
+		{5 * time.Minute, 5 * time.Minute},
+	} {
+		cfg.StartTimeout = tc.given
+		r, err := prepare(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.cfg.StartTimeout != tc.want || r.info.Config.StartTimeout != tc.want {
+			t.Errorf("--start-timeout %s: waits %s (run.json %s), want %s", tc.given, r.cfg.StartTimeout, r.info.Config.StartTimeout, tc.want)
+		}
+	}
+}

@@ -35,6 +35,9 @@ func prepare(cfg Config) (*run, error) {
 	if err := m.Fits(cfg.Nodes); err != nil {
 		return nil, badInput("--nodes: %v", err)
 	}
+	// A target whose cluster takes longer to start (every node bootstraps
+	// a database) says so: a run, a suite's row or conform waits that long.
+	cfg.StartTimeout = max(cfg.StartTimeout, m.StartTimeout)
 	explicit, err := readSchedule(&cfg)
 	if err != nil {
 		return nil, err

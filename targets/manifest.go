@@ -94,6 +94,10 @@ type Manifest struct {
 	// nemesis heals a fault nobody reacted to after it; DefaultReaction
 	// when not given.
 	Reaction time.Duration `yaml:"reaction"`
+	// StartTimeout is the longest its cluster may take to start, every
+	// node healthy, when that is more than a run's --start-timeout (the
+	// larger of the two holds): a target whose nodes bootstrap a database.
+	StartTimeout time.Duration `yaml:"start_timeout"`
 	// Zones is how many zones (2 or 3) partition-zones spreads the nodes
 	// and the services' members over, round robin; DefaultZones when not
 	// given.
@@ -308,6 +312,8 @@ func (m Manifest) validate() error {
 		return fmt.Errorf("clock %q: want %s, %s, %s or %s", m.Clock, ClockSDK, ClockFaketime, ClockProcess, ClockNone)
 	case m.Reaction < 0:
 		return fmt.Errorf("reaction %s must be positive", m.Reaction)
+	case m.StartTimeout < 0:
+		return fmt.Errorf("start_timeout %s must be positive", m.StartTimeout)
 	case m.Zones < 2 || m.Zones > 3:
 		return fmt.Errorf("zones %d: want 2 or 3", m.Zones)
 	case m.Clock == ClockFaketime && m.Build.Dockerfile == "" && len(m.Build.Debian) == 0:

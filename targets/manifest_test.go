@@ -118,6 +118,7 @@ func TestManifestErrors(t *testing.T) {
 		{ok + "stop_signal: SIGKILL\n", "stop_signal \"SIGKILL\": want one of SIGTERM"},
 		{ok + "reaction: -1s\n", "must be positive"},
 		{ok + "reaction: soon\n", "into time.Duration"},
+		{ok + "start_timeout: -1s\n", "start_timeout -1s must be positive"},
 		{"name: [x\n", "target.yaml"},
 	} {
 		dir := t.TempDir()

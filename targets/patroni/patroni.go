@@ -41,20 +41,39 @@ const (
 
 // Settings are what one node's Patroni configuration is made from.
 type Settings struct {
-	Node      string   // the node's name: Patroni's member name and host
-	Scope     string   // the cluster's name in the store
-	Namespace string   // the store's key prefix, /service/ by Patroni's default
-	EtcdHosts []string // host:port of every etcd member
-	Network   string   // the nodes' network as a CIDR: who may connect
-	DataDir   string   // PostgreSQL's data directory
-	BinDir    string   // where initdb, pg_ctl and pg_rewind are
-	PostInit  string   // the script Patroni runs once the cluster is bootstrapped
+	Node      string // the node's name: Patroni's member name and host
+	Scope     string // the cluster's name in the store
+	Namespace string // the store's key prefix, /service/ by Patroni's default
+	Store     Store  // where Patroni keeps its leader key
+	Network   string // the nodes' network as a CIDR: who may connect
+	DataDir   string // PostgreSQL's data directory
+	BinDir    string // where initdb, pg_ctl and pg_rewind are
+	PostInit  string // the script Patroni runs once the cluster is bootstrapped
 	// TTL, LoopWait and RetryTimeout are Patroni's timings, in seconds.
 	TTL, LoopWait, RetryTimeout int
 	// Parameters are PostgreSQL settings added to the target's own.
 	Parameters map[string]string
 	Passwords  Passwords
 }
+
+// Store is the store Patroni keeps the cluster's state and its leader
+// key in: the kind, as Patroni names its configuration section, and the
+// host:port of every member.
+type Store struct {
+	Kind  string
+	Hosts []string
+}
+
+// The stores the target runs Patroni on: etcd v3 (a lease of ttl
+// seconds) and ZooKeeper through kazoo (an ephemeral znode of a session
+// that times out after ttl seconds).
+const (
+	Etcd3     = "etcd3"
+	ZooKeeper = "zookeeper"
+)
+
+// Stores are the store kinds Settings accepts.
+var Stores = []string{Etcd3, ZooKeeper}
 
 // Passwords are the PostgreSQL roles' passwords.
 type Passwords struct{ Superuser, Replicator string }
@@ -80,8 +99,10 @@ func (s Settings) Check() error {
 		return fmt.Errorf("ttl %d, loop_wait %d, retry_timeout %d: each must be above 0", s.TTL, s.LoopWait, s.RetryTimeout)
 	case s.LoopWait+2*s.RetryTimeout > s.TTL:
 		return fmt.Errorf("loop_wait %d + 2 × retry_timeout %d > ttl %d: a primary could lose its key between two renewals", s.LoopWait, s.RetryTimeout, s.TTL)
-	case len(s.EtcdHosts) == 0:
-		return errors.New("no etcd hosts")
+	case !slices.Contains(Stores, s.Store.Kind):
+		return fmt.Errorf("store %q: want one of %s", s.Store.Kind, strings.Join(Stores, ", "))
+	case len(s.Store.Hosts) == 0:
+		return fmt.Errorf("no %s hosts", s.Store.Kind)
 	}
 	return nil
 }
@@ -117,7 +138,8 @@ type (
 		Namespace string         `yaml:"namespace"`
 		Name      string         `yaml:"name"`
 		RestAPI   restAPI        `yaml:"restapi"`
-		Etcd3     etcd3          `yaml:"etcd3"`
+		Etcd3     *hosts         `yaml:"etcd3,omitempty"`
+		ZooKeeper *hosts         `yaml:"zookeeper,omitempty"`
 		Bootstrap bootstrap      `yaml:"bootstrap"`
 		Postgres  postgresql     `yaml:"postgresql"`
 		Watchdog  map[string]any `yaml:"watchdog"`
@@ -126,7 +148,7 @@ type (
 		Listen         string `yaml:"listen"`
 		ConnectAddress string `yaml:"connect_address"`
 	}
-	etcd3 struct {
+	hosts struct {
 		Hosts []string `yaml:"hosts"`
 	}
 	bootstrap struct {
@@ -181,7 +203,7 @@ func config(s Settings) patroniConfig {
 	for name, value := range s.Parameters {
 		params[name] = value
 	}
-	return patroniConfig{
+	c := patroniConfig{
 		Scope:     s.Scope,
 		Namespace: s.Namespace,
 		Name:      s.Node,
@@ -189,7 +211,6 @@ func config(s Settings) patroniConfig {
 			Listen:         fmt.Sprintf("0.0.0.0:%d", RestPort),
 			ConnectAddress: fmt.Sprintf("%s:%d", s.Node, RestPort),
 		},
-		Etcd3: etcd3{Hosts: s.EtcdHosts},
 		Bootstrap: bootstrap{
 			DCS: dcs{
 				TTL: s.TTL, LoopWait: s.LoopWait, RetryTimeout: s.RetryTimeout,
@@ -228,6 +249,14 @@ func config(s Settings) patroniConfig {
 		// cost is in the README).
 		Watchdog: map[string]any{"mode": "off"},
 	}
+	store := &hosts{Hosts: s.Store.Hosts}
+	switch s.Store.Kind {
+	case Etcd3:
+		c.Etcd3 = store
+	case ZooKeeper:
+		c.ZooKeeper = store
+	}
+	return c
 }
 
 // pgHBA lets Patroni in through the socket as the OS user it runs as,

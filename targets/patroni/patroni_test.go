@@ -14,9 +14,9 @@ import (
 func settings() Settings {
 	return Settings{
 		Node: "n2", Scope: "splitbrain", Namespace: "/service/",
-		EtcdHosts: []string{"etcd1:2379", "etcd2:2379", "etcd3:2379"},
-		Network:   "172.20.0.0/16",
-		DataDir:   "/data/pg", BinDir: "/usr/lib/postgresql/15/bin", PostInit: "/data/post_init.sh",
+		Store:   Store{Kind: Etcd3, Hosts: []string{"etcd1:2379", "etcd2:2379", "etcd3:2379"}},
+		Network: "172.20.0.0/16",
+		DataDir: "/data/pg", BinDir: "/usr/lib/postgresql/15/bin", PostInit: "/data/post_init.sh",
 		TTL: 10, LoopWait: 2, RetryTimeout: 4,
 		Passwords: PasswordsFrom("secret"),
 	}
@@ -129,9 +129,35 @@ func TestCheckTimings(t *testing.T) {
 		}
 	}
 	s := settings()
-	s.EtcdHosts = nil
+	s.Store.Hosts = nil
 	if _, err := Config(s); err == nil {
 		t.Error("a configuration with no etcd")
+	}
+	s = settings()
+	s.Store.Kind = "consul"
+	if _, err := Config(s); err == nil || !strings.Contains(err.Error(), "etcd3, zookeeper") {
+		t.Errorf("a store Patroni is not run on here: %v", err)
+	}
+}
+
+// On ZooKeeper the hosts go under Patroni's zookeeper section, and no
+// etcd3 section is written that Patroni would try first.
+func TestConfigOnZooKeeper(t *testing.T) {
+	s := settings()
+	s.Store = Store{Kind: ZooKeeper, Hosts: []string{"zk1:2181", "zk2:2181", "zk3:2181"}}
+	b, err := Config(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c map[string]any
+	if err := yaml.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	if hosts := toStrings(lookup(c, "zookeeper.hosts")); strings.Join(hosts, ",") != "zk1:2181,zk2:2181,zk3:2181" {
+		t.Errorf("zookeeper.hosts = %v", hosts)
+	}
+	if _, ok := c[Etcd3]; ok {
+		t.Errorf("an etcd3 section beside ZooKeeper's:\n%s", b)
 	}
 }
 

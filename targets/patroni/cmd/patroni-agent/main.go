@@ -8,10 +8,11 @@
 // (Patroni's timings in whole seconds, default 10, 2 and 4), PG_POLL (how
 // often the agent asks Patroni and PostgreSQL, default 200ms),
 // PG_PARAMETERS (PostgreSQL settings added to the target's own,
-// name=value,name=value), PG_ETCD_HOSTS (the etcd members, host:port
-// comma-separated; default every service in SPLITBRAIN_SERVICES), PG_SCOPE
-// (the cluster's name in etcd, default splitbrain). Not PATRONI_*: Patroni
-// reads those itself.
+// name=value,name=value), PG_STORE (where Patroni keeps its leader key:
+// etcd3, the default, or zookeeper), PG_STORE_HOSTS (the store's members,
+// host:port comma-separated; default every service in
+// SPLITBRAIN_SERVICES), PG_SCOPE (the cluster's name in the store,
+// default splitbrain). Not PATRONI_*: Patroni reads those itself.
 package main
 
 import (
@@ -81,7 +82,8 @@ func build(env sdk.Env, s *sdk.Settings) (*sdk.Agent, error) {
 	}
 	poll := s.Duration("PG_POLL", 200*time.Millisecond)
 	params := s.String("PG_PARAMETERS", "")
-	hosts := s.String("PG_ETCD_HOSTS", strings.Join(slices.Sorted(maps.Values(env.Services)), ","))
+	settings.Store.Kind = s.String("PG_STORE", patroni.Etcd3)
+	hosts := s.String("PG_STORE_HOSTS", strings.Join(slices.Sorted(maps.Values(env.Services)), ","))
 	if err := s.Err(); err != nil {
 		return nil, err
 	}
@@ -90,7 +92,7 @@ func build(env sdk.Env, s *sdk.Settings) (*sdk.Agent, error) {
 		return nil, fmt.Errorf("PG_PARAMETERS: %w", err)
 	}
 	if hosts != "" {
-		settings.EtcdHosts = strings.Split(hosts, ",")
+		settings.Store.Hosts = strings.Split(hosts, ",")
 	}
 	if settings.BinDir, err = binDir(); err != nil {
 		return nil, err
