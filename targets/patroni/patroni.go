@@ -65,15 +65,37 @@ type Store struct {
 }
 
 // The stores the target runs Patroni on: etcd v3 (a lease of ttl
-// seconds) and ZooKeeper through kazoo (an ephemeral znode of a session
-// that times out after ttl seconds).
+// seconds), ZooKeeper through kazoo (an ephemeral znode of a session
+// that times out after ttl seconds) and the Kubernetes API (annotations
+// of a ConfigMap that each member deems expired ttl seconds after it saw
+// them change, by its own clock).
 const (
-	Etcd3     = "etcd3"
-	ZooKeeper = "zookeeper"
+	Etcd3      = "etcd3"
+	ZooKeeper  = "zookeeper"
+	Kubernetes = "kubernetes"
 )
 
 // Stores are the store kinds Settings accepts.
-var Stores = []string{Etcd3, ZooKeeper}
+var Stores = []string{Etcd3, ZooKeeper, Kubernetes}
+
+// On the Kubernetes API, Patroni keeps its keys as ConfigMaps of one
+// namespace and finds its members as the Pods that carry its labels.
+const (
+	// KubeNamespace holds them: Patroni takes its top-level namespace
+	// for the Kubernetes one, so /service/ would not do.
+	KubeNamespace = "default"
+	// KubeContext is the context of the kubeconfig the agent writes:
+	// Patroni reads a named one, not the current one.
+	KubeContext = "splitbrain"
+	// kubeScopeLabel is the label Patroni adds with the scope as value.
+	kubeScopeLabel = "cluster-name"
+)
+
+// kubeLabels are the labels of every member's Pod, the scope's among
+// them: Patroni lists its members by them.
+func kubeLabels(scope string) map[string]string {
+	return map[string]string{"application": "splitbrain", kubeScopeLabel: scope}
+}
 
 // Passwords are the PostgreSQL roles' passwords.
 type Passwords struct{ Superuser, Replicator string }
@@ -140,6 +162,7 @@ type (
 		RestAPI   restAPI        `yaml:"restapi"`
 		Etcd3     *hosts         `yaml:"etcd3,omitempty"`
 		ZooKeeper *hosts         `yaml:"zookeeper,omitempty"`
+		Kube      *kube          `yaml:"kubernetes,omitempty"`
 		Bootstrap bootstrap      `yaml:"bootstrap"`
 		Postgres  postgresql     `yaml:"postgresql"`
 		Watchdog  map[string]any `yaml:"watchdog"`
@@ -150,6 +173,14 @@ type (
 	}
 	hosts struct {
 		Hosts []string `yaml:"hosts"`
+	}
+	kube struct {
+		Namespace string            `yaml:"namespace"`
+		Labels    map[string]string `yaml:"labels"`
+		Context   string            `yaml:"context"`
+		// ConfigMaps, not Endpoints: an Endpoints object would want
+		// the Pods' addresses, which Pods no kubelet runs do not have.
+		UseEndpoints bool `yaml:"use_endpoints"`
 	}
 	bootstrap struct {
 		DCS      dcs    `yaml:"dcs"`
@@ -255,8 +286,47 @@ func config(s Settings) patroniConfig {
 		c.Etcd3 = store
 	case ZooKeeper:
 		c.ZooKeeper = store
+	case Kubernetes:
+		// The server is the kubeconfig's (Kubeconfig), not a host list.
+		labels := kubeLabels(s.Scope)
+		delete(labels, kubeScopeLabel)
+		c.Namespace = KubeNamespace
+		c.Kube = &kube{Namespace: KubeNamespace, Labels: labels, Context: KubeContext}
 	}
 	return c
+}
+
+// Kubeconfig is the kubeconfig Patroni reaches the Kubernetes API with:
+// server (https://host:port), the certificate it must present (caFile,
+// its own CA) and a bearer token, under the context KubeContext.
+func Kubeconfig(server, caFile, token string) ([]byte, error) {
+	named := func(name, key string, v any) map[string]any { return map[string]any{"name": name, key: v} }
+	return yaml.Marshal(map[string]any{
+		"apiVersion":      "v1",
+		"kind":            "Config",
+		"current-context": KubeContext,
+		"clusters":        []any{named(KubeContext, "cluster", map[string]string{"server": server, "certificate-authority": caFile})},
+		"users":           []any{named(KubeContext, "user", map[string]string{"token": token})},
+		"contexts":        []any{named(KubeContext, "context", map[string]string{"cluster": KubeContext, "user": KubeContext, "namespace": KubeNamespace})},
+	})
+}
+
+// MemberPod is the Pod object of node on the Kubernetes API: Patroni
+// finds its members as Pods with its labels, and keeps each member's
+// state in its Pod's annotations. No kubelet runs it (it stays Pending):
+// it is the member's record, as a Pod is in a real deployment, where
+// Patroni runs in it.
+func MemberPod(node, scope string) ([]byte, error) {
+	return json.Marshal(map[string]any{
+		"apiVersion": "v1",
+		"kind":       "Pod",
+		"metadata":   map[string]any{"name": node, "namespace": KubeNamespace, "labels": kubeLabels(scope)},
+		"spec": map[string]any{
+			"automountServiceAccountToken": false,
+			// An image is required; none is ever pulled.
+			"containers": []any{map[string]string{"name": "patroni", "image": "splitbrain/patroni"}},
+		},
+	})
 }
 
 // pgHBA lets Patroni in through the socket as the OS user it runs as,

@@ -1,6 +1,7 @@
 package patroni
 
 import (
+	"encoding/json"
 	"net"
 	"strconv"
 	"strings"
@@ -238,6 +239,76 @@ func TestBelief(t *testing.T) {
 	} {
 		if got := Belief(tc.primary, tc.local, "n1"); got != tc.want {
 			t.Errorf("%s: got %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// On the Kubernetes API Patroni takes its keys' namespace from the
+// top-level one, finds members by labels and reads a named context.
+func TestConfigOnKubernetes(t *testing.T) {
+	s := settings()
+	s.Store = Store{Kind: Kubernetes, Hosts: []string{"apiserver:6443"}}
+	b, err := Config(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c map[string]any
+	if err := yaml.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]any{
+		"namespace":                     KubeNamespace,
+		"kubernetes.namespace":          KubeNamespace,
+		"kubernetes.context":            KubeContext,
+		"kubernetes.use_endpoints":      false,
+		"kubernetes.labels.application": "splitbrain",
+	} {
+		if got := lookup(c, path); got != want {
+			t.Errorf("%s = %v, want %v", path, got, want)
+		}
+	}
+	if _, ok := c[Etcd3]; ok {
+		t.Errorf("an etcd3 section beside the Kubernetes one:\n%s", b)
+	}
+
+	// The member's Pod carries the labels Patroni lists members by: its
+	// own and the scope's.
+	pod, err := MemberPod("n2", "splitbrain")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p struct {
+		Metadata struct {
+			Name      string            `json:"name"`
+			Namespace string            `json:"namespace"`
+			Labels    map[string]string `json:"labels"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(pod, &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Metadata.Name != "n2" || p.Metadata.Namespace != KubeNamespace || p.Metadata.Labels["application"] != "splitbrain" || p.Metadata.Labels["cluster-name"] != "splitbrain" {
+		t.Errorf("pod %s", pod)
+	}
+
+	kc, err := Kubeconfig("https://apiserver:6443", "/var/lib/postgresql/.kube/ca.crt", "tok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k map[string]any
+	if err := yaml.Unmarshal(kc, &k); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]any{
+		"clusters.0.name":                          KubeContext,
+		"clusters.0.cluster.server":                "https://apiserver:6443",
+		"clusters.0.cluster.certificate-authority": "/var/lib/postgresql/.kube/ca.crt",
+		"users.0.user.token":                       "tok",
+		"contexts.0.name":                          KubeContext,
+		"contexts.0.context.user":                  KubeContext,
+	} {
+		if got := lookup(k, path); got != want {
+			t.Errorf("kubeconfig %s = %v, want %v", path, got, want)
 		}
 	}
 }

@@ -9,9 +9,10 @@
 // often the agent asks Patroni and PostgreSQL, default 200ms),
 // PG_PARAMETERS (PostgreSQL settings added to the target's own,
 // name=value,name=value), PG_STORE (where Patroni keeps its leader key:
-// etcd3, the default, or zookeeper), PG_STORE_HOSTS (the store's members,
-// host:port comma-separated; default every service in
-// SPLITBRAIN_SERVICES), PG_SCOPE (the cluster's name in the store,
+// etcd3, the default, zookeeper or kubernetes), PG_STORE_HOSTS (the
+// store's members, host:port comma-separated, default every service in
+// SPLITBRAIN_SERVICES; for kubernetes the API server, whose certificate
+// and token come from SPLITBRAIN_SECRET as k8s-lease's server makes them), PG_SCOPE (the cluster's name in the store,
 // default splitbrain). Not PATRONI_*: Patroni reads those itself.
 package main
 
@@ -107,6 +108,11 @@ func build(env sdk.Env, s *sdk.Settings) (*sdk.Agent, error) {
 	conf, err := prepare(settings, pg)
 	if err != nil {
 		return nil, err
+	}
+	if settings.Store.Kind == patroni.Kubernetes {
+		if err := joinKubernetes(settings, pg, os.Getenv(contract.EnvSecret)); err != nil {
+			return nil, err
+		}
 	}
 
 	pool, err := connect(settings.Passwords.Superuser)
