@@ -58,8 +58,11 @@ func startTestClusterFor(t testing.TB, targetDir string, faults ...string) *clus
 		if err := r.teardown(ctx); err != nil {
 			t.Error(err)
 		}
-		if left, err := r.docker.Remove(ctx, LabelRun+"="+r.info.ID); err != nil || left.Containers+left.Networks+len(left.Stuck) > 0 {
+		// As harnesstest.NothingLeft, which this package cannot import.
+		if left, err := r.docker.Remove(ctx, LabelRun+"="+r.info.ID); err != nil || left.Containers+left.Networks > 0 {
 			t.Errorf("left behind: %+v, %v", left, err)
+		} else if len(left.Stuck) > 0 {
+			t.Logf("the Engine would not remove network %v (moby/moby#17217)", left.Stuck)
 		}
 		r.docker.Close()
 	})
