@@ -28,14 +28,7 @@ func settings() Settings {
 func TestConfig(t *testing.T) {
 	s := settings()
 	s.Parameters = map[string]string{"shared_buffers": "32MB", "work_mem": "1MB"}
-	b, err := Config(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c map[string]any
-	if err := yaml.Unmarshal(b, &c); err != nil {
-		t.Fatal(err)
-	}
+	c := parsed(t, s)
 	for path, want := range map[string]any{
 		"scope":                                          "splitbrain",
 		"namespace":                                      "/service/",
@@ -146,19 +139,12 @@ func TestCheckTimings(t *testing.T) {
 func TestConfigOnZooKeeper(t *testing.T) {
 	s := settings()
 	s.Store = Store{Kind: ZooKeeper, Hosts: []string{"zk1:2181", "zk2:2181", "zk3:2181"}}
-	b, err := Config(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c map[string]any
-	if err := yaml.Unmarshal(b, &c); err != nil {
-		t.Fatal(err)
-	}
+	c := parsed(t, s)
 	if hosts := toStrings(lookup(c, "zookeeper.hosts")); strings.Join(hosts, ",") != "zk1:2181,zk2:2181,zk3:2181" {
 		t.Errorf("zookeeper.hosts = %v", hosts)
 	}
 	if _, ok := c[Etcd3]; ok {
-		t.Errorf("an etcd3 section beside ZooKeeper's:\n%s", b)
+		t.Errorf("an etcd3 section beside ZooKeeper's: %v", c)
 	}
 }
 
@@ -248,14 +234,7 @@ func TestBelief(t *testing.T) {
 func TestConfigOnKubernetes(t *testing.T) {
 	s := settings()
 	s.Store = Store{Kind: Kubernetes, Hosts: []string{"apiserver:6443"}}
-	b, err := Config(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c map[string]any
-	if err := yaml.Unmarshal(b, &c); err != nil {
-		t.Fatal(err)
-	}
+	c := parsed(t, s)
 	for path, want := range map[string]any{
 		"namespace":                     KubeNamespace,
 		"kubernetes.namespace":          KubeNamespace,
@@ -268,7 +247,7 @@ func TestConfigOnKubernetes(t *testing.T) {
 		}
 	}
 	if _, ok := c[Etcd3]; ok {
-		t.Errorf("an etcd3 section beside the Kubernetes one:\n%s", b)
+		t.Errorf("an etcd3 section beside the Kubernetes one: %v", c)
 	}
 
 	// The member's Pod carries the labels Patroni lists members by: its
@@ -311,4 +290,18 @@ func TestConfigOnKubernetes(t *testing.T) {
 			t.Errorf("kubeconfig %s = %v, want %v", path, got, want)
 		}
 	}
+}
+
+// parsed is the configuration of s as Patroni would read it.
+func parsed(t *testing.T, s Settings) map[string]any {
+	t.Helper()
+	b, err := Config(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c map[string]any
+	if err := yaml.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
