@@ -226,6 +226,16 @@ func TestContainerThatNeverBecomesReady(t *testing.T) {
 		{"testdata/etcd-never-joins", []string{"service etcd: etcd never became healthy", "last lines of etcd's log"}, 8 * time.Second},
 		// ZooKeeper servers that count six voters where three run.
 		{"testdata/zk-never-elects", []string{"n1, n2, n3 never became healthy", "org.apache.zookeeper"}, 10 * time.Second},
+		// Patroni whose PostgreSQL cannot load a library it is told to:
+		// initdb runs, the server never starts, and the Patroni that
+		// bootstrapped gives up (its log names the library further up).
+		// A minute: Patroni's own start and initdb take tens of seconds
+		// on a loaded machine; a node that exits ends the wait sooner.
+		{"testdata/patroni-no-postgres", []string{"never became healthy: its process exited with code 1", "Failed to bootstrap cluster"}, time.Minute},
+		// Patroni told of etcd members that do not exist: no store, so
+		// no leader key, so no node healthy; the agent names the store
+		// it waits on.
+		{"testdata/patroni-no-store", []string{"n1, n2, n3 never became healthy", "ghost1"}, 15 * time.Second},
 		// A JVM that cannot start: its heap is too small.
 		{"testdata/zk-no-heap", []string{"never became healthy", "heap"}, 8 * time.Second},
 	} {

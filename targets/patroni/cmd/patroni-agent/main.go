@@ -119,7 +119,7 @@ func build(env sdk.Env, s *sdk.Settings) (*sdk.Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &agent{node: env.Node, pool: pool, http: &http.Client{}}
+	a := &agent{node: env.Node, store: settings.Store, pool: pool, http: &http.Client{}}
 	return &sdk.Agent{
 		// tini, a subreaper, reaps the postmaster: Patroni starts it
 		// through a helper that exits at once, as pg_ctl does, and leaves
@@ -226,9 +226,10 @@ func connect(password string) (*pgxpool.Pool, error) {
 // agent asks Patroni and PostgreSQL, a round each poll, and serves the
 // belief of the last round.
 type agent struct {
-	node string
-	pool *pgxpool.Pool
-	http *http.Client
+	node  string
+	store patroni.Store // named while the node is not ready
+	pool  *pgxpool.Pool
+	http  *http.Client
 
 	mu     sync.Mutex
 	belief contract.Leadership
@@ -352,7 +353,7 @@ func (a *agent) waitUntilReady() {
 			return
 		}
 		if time.Since(last) >= readySay {
-			log.Printf("%s: not ready: %v", a.node, err)
+			log.Printf("%s: not ready (Patroni's store: %s at %s): %v", a.node, a.store.Kind, strings.Join(a.store.Hosts, ","), err)
 			last = time.Now()
 		}
 		time.Sleep(100 * time.Millisecond)
