@@ -30,8 +30,8 @@ func newCluster(t *testing.T, n int) *cluster {
 	t.Helper()
 	c := &cluster{t: t, nodes: make([]*Node, n), logs: make([]*syncBuffer, n)}
 	var servers []raft.Server
-	for i := range n {
-		servers = append(servers, server(fmt.Sprintf("n%d", i+1), freeAddr(t)))
+	for i, addr := range freeAddrs(t, n) {
+		servers = append(servers, server(fmt.Sprintf("n%d", i+1), addr))
 	}
 	for i, s := range servers {
 		conf := Defaults
@@ -92,14 +92,21 @@ func (c *cluster) leader(within time.Duration) (int, contract.Leadership) {
 	return 0, contract.Leadership{}
 }
 
-func freeAddr(t *testing.T) string {
+// freeAddrs are n loopback addresses free now, all different: each
+// listener is held until every one is drawn, or the kernel may hand the
+// same port out twice (it did, in a cold CI).
+func freeAddrs(t *testing.T, n int) []string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	var addrs []string
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		addrs = append(addrs, l.Addr().String())
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return addrs
 }
 
 // syncBuffer is a log that the test reads while raft writes it.
