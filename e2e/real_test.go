@@ -298,7 +298,7 @@ func TestRealSystems(t *testing.T) {
 func (r row) config(t *testing.T) harness.Config {
 	cfg := harness.DefaultConfig()
 	cfg.RepoRoot, cfg.TargetsRoot = "..", "../targets"
-	cfg.ResultsDir = t.TempDir()
+	cfg.ResultsDir = harnesstest.ResultsDir(t)
 	cfg.Progress = nil
 	cfg.Nodes = 3
 	cfg.StartTimeout = harnesstest.StartTimeout

@@ -26,7 +26,7 @@ func testConfig(t *testing.T) harness.Config {
 	}
 	cfg := harness.DefaultConfig()
 	cfg.RepoRoot, cfg.TargetsRoot = "..", "../targets"
-	cfg.ResultsDir = t.TempDir()
+	cfg.ResultsDir = harnesstest.ResultsDir(t)
 	cfg.Progress = nil
 	cfg.Nodes = 3
 	cfg.StartTimeout = harnesstest.StartTimeout

@@ -3,6 +3,7 @@ package harnesstest
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -92,4 +93,24 @@ func Context(t testing.TB) context.Context {
 		}
 	}
 	return ctx
+}
+
+// ResultsDir is a folder for a test's runs: removed when the test
+// passes, kept and named in the test's log when it fails, so that a
+// real system's invalid verdict in CI can be read from its run's folder
+// (its history, logs and report) instead of guessed at.
+func ResultsDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "splitbrain-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("its runs are kept in %s", dir)
+			return
+		}
+		os.RemoveAll(dir)
+	})
+	return dir
 }
