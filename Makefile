@@ -61,13 +61,13 @@ orphans: build
 # What the tests need is made side by side: vet's compile is CPU, the
 # Debian base and the packages are mostly the network, and on a new
 # machine each takes minutes.
-# Three packages at once (-p; go test's default is one per core): the
-# harness's and e2e's tests take minutes, mostly waiting on containers,
-# and with two slots they held both while every other package waited to
-# be compiled and tested (170 s after them in a cold .ci/run).
+# Packages at go test's default, one per core: with three (-p 3) the
+# other packages no longer waited behind the harness's and e2e's tests,
+# but the harness's took 690 s instead of 528 s beside them, and a cold
+# .ci/run gained nothing (docs/figures.md).
 test:
 	$(MAKE) -j3 vet deps orphans images
-	$(GO) test -race -count=1 -timeout 25m -p 3 -parallel 3 ./...
+	$(GO) test -race -count=1 -timeout 25m -parallel 3 ./...
 
 # Unit tests only: no Docker needed.
 unit:
