@@ -61,10 +61,8 @@ orphans: build
 # What the tests need is made side by side: vet's compile is CPU, the
 # Debian base and the packages are mostly the network, and on a new
 # machine each takes minutes.
-# Packages at go test's default, one per core: with three (-p 3) the
-# other packages no longer waited behind the harness's and e2e's tests,
-# but the harness's took 690 s instead of 528 s beside them, and a cold
-# .ci/run gained nothing (docs/figures.md).
+# Packages at go test's default, one per core: three at once slowed the
+# harness's tests as much as it saved (docs/figures.md).
 test:
 	$(MAKE) -j3 vet deps orphans images
 	$(GO) test -race -count=1 -timeout 25m -parallel 3 ./...

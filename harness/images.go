@@ -82,15 +82,6 @@ func (d *Docker) Images(ctx context.Context, root string, ms []targets.Manifest,
 		what string
 		make func() error
 	}
-	if len(ms) > 0 {
-		heaviest := 0
-		for i, m := range ms {
-			if compiledBases(m) > compiledBases(ms[heaviest]) {
-				heaviest = i
-			}
-		}
-		ms = append([]targets.Manifest{ms[heaviest]}, slices.Delete(slices.Clone(ms), heaviest, heaviest+1)...)
-	}
 	target := func(m targets.Manifest) job {
 		return job{"target " + m.Name, func() error {
 			if err := d.BaseImages(ctx, m); err != nil {
@@ -101,8 +92,14 @@ func (d *Docker) Images(ctx context.Context, root string, ms []targets.Manifest,
 		}}
 	}
 	var jobs []job
-	if len(ms) > 0 {
-		jobs = append(jobs, target(ms[0]))
+	heaviest := -1
+	for i, m := range ms {
+		if heaviest < 0 || compiledBases(m) > compiledBases(ms[heaviest]) {
+			heaviest = i
+		}
+	}
+	if heaviest >= 0 {
+		jobs = append(jobs, target(ms[heaviest]))
 	}
 	jobs = append(jobs, job{"the harness's own", func() error {
 		return parallel.Each(harnessImages, func(h harnessImage) error {
@@ -112,8 +109,10 @@ func (d *Docker) Images(ctx context.Context, root string, ms []targets.Manifest,
 	if tests {
 		jobs = append(jobs, job{"the harness's tests", func() error { return d.TestImages(ctx, root) }})
 	}
-	for _, m := range ms[min(len(ms), 1):] {
-		jobs = append(jobs, target(m))
+	for i, m := range ms {
+		if i != heaviest {
+			jobs = append(jobs, target(m))
+		}
 	}
 	// The jobs take their slots in order.
 	slots := make(chan struct{}, aheadBuilds)
