@@ -40,10 +40,11 @@ func (w goWrapper) goMod() string {
 	return "module splitbrain.local/" + w.name + "\n\ngo 1.24\n"
 }
 
-// image is the image of w made by recipe (recipeHash of what w is made
-// from, the caller's to list): the server at /usr/local/bin/<name>, on
-// nothing else.
-func (w goWrapper) image(recipe string) heavyImage {
+// image is the image of w: the server at /usr/local/bin/<name>, on
+// nothing else, cached by the recipe of w's fields, how go compiles it
+// and rules, what a field cannot say of how w is made (a function's).
+func (w goWrapper) image(rules ...string) heavyImage {
+	recipe := recipeHash(append([]string{w.name, w.module, w.release, w.goMod(), w.main, w.ldflags, goGCFlags}, rules...)...)
 	tag := "splitbrain/" + w.name + ":" + w.release + "-" + recipe
 	return heavyImage{
 		tag:      tag,
@@ -126,9 +127,7 @@ func (w goWrapper) compile(ctx context.Context, dir string) ([]byte, error) {
 		return nil, err
 	}
 	defer unlock()
-	// No DWARF: -s -w strips it from the binary anyway, so the compiler
-	// need not make it for each of up to 2,000 packages.
-	if _, err := goCmd("build", "-trimpath", "-gcflags=all=-dwarf=false", "-ldflags=-s -w "+w.ldflags, "-o", w.name, "."); err != nil {
+	if _, err := goCmd("build", "-trimpath", goGCFlags, "-ldflags=-s -w "+w.ldflags, "-o", w.name, "."); err != nil {
 		return nil, fmt.Errorf("%s: go build failed: %v\n%s", what, err, tail(stderrOf(err), 15))
 	}
 	return os.ReadFile(filepath.Join(dir, w.name))

@@ -32,5 +32,5 @@ func (etcdKind) images(b targets.Build) []heavyImage {
 // /usr/local/bin/etcd, on nothing else.
 func etcdImage(release string) heavyImage {
 	w := goWrapper{name: "etcd", module: "go.etcd.io/etcd/server/v3", release: release, main: etcdWrapper}
-	return w.image(recipeHash("etcd", release, w.goMod(), etcdWrapper))
+	return w.image()
 }

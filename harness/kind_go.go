@@ -37,7 +37,7 @@ func (d *Docker) buildGo(ctx context.Context, tag, dir, pkg, base string, dirs [
 	}
 	defer os.RemoveAll(tmp)
 	bin := filepath.Join(tmp, "app")
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, pkg)
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", goGCFlags, "-ldflags=-s -w", "-o", bin, pkg)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -56,6 +56,15 @@ func (d *Docker) buildGo(ctx context.Context, tag, dir, pkg, base string, dirs [
 	dockerfile := "FROM " + base + "\nCOPY app /app\n" + makeDirs(dirs) + "ENTRYPOINT [\"/app\"]\n"
 	return d.buildContext(ctx, tag, nil, "Dockerfile", map[string][]byte{"Dockerfile": []byte(dockerfile), "app": app})
 }
+
+// goGCFlags are the compiler's flags for every program compiled into an
+// image (a target's, an etcd, a kube-apiserver). No DWARF: -s -w strips
+// it from the binary anyway. No inlining: a quarter less CPU to compile
+// (client-go's elector on an empty build cache: 94 s, 72 s without), the
+// CPU a new machine spends most on before its tests (a kube-apiserver is
+// 2,000 packages); the programs do the same a little slower, which their
+// timers, tens of milliseconds and up, do not notice.
+const goGCFlags = "-gcflags=all=-dwarf=false -l"
 
 // makeDirs are the Dockerfile lines that make an image's data
 // directories (targets.Build.Dirs).

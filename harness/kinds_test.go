@@ -39,8 +39,8 @@ func TestHeavyImageNamesStay(t *testing.T) {
 		// Java's packages stand on one image of the Java runtime alone.
 		{targets.Build{Debian: []string{"default-jre-headless", "libzookeeper-java"}}, []string{"splitbrain/debian:bookworm-7c01919e47a9", "splitbrain/debian-packages:97ae4e10b30d", "splitbrain/debian-packages:454eb03deeb5"}},
 		{targets.Build{Debian: []string{"libzookeeper-java"}}, []string{"splitbrain/debian:bookworm-7c01919e47a9", "splitbrain/debian-packages:97ae4e10b30d", "splitbrain/debian-packages:ac0af7a18b2d"}},
-		{targets.Build{Etcd: "v3.6.16"}, []string{"splitbrain/etcd:v3.6.16-3f0caad21df4"}},
-		{targets.Build{KubeAPIServer: "v1.37.2"}, []string{"splitbrain/kube-apiserver:v1.37.2-01d483a101db"}},
+		{targets.Build{Etcd: "v3.6.16"}, []string{"splitbrain/etcd:v3.6.16-ee37fdfc0e85"}},
+		{targets.Build{KubeAPIServer: "v1.37.2"}, []string{"splitbrain/kube-apiserver:v1.37.2-5ccde356b4c5"}},
 	} {
 		k, _ := tc.b.Base()
 		var got []string
