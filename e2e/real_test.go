@@ -257,12 +257,14 @@ var realSystems = []row{{
 	// Curator's LeaderLatch against three real ZooKeeper servers: a server
 	// killed moves the latch's client to another; the leading node cut
 	// from every server is SUSPENDED and gives up leading, its session
-	// expires, and another node's latch leads with a higher token. Each
-	// fault in effect for 4 s: a session lives 2 s past the last word from
-	// its client.
+	// expires, and another node's latch leads with a higher token. Paced,
+	// two faults, each struck on a steady leader: struck at fixed times
+	// (8 s and 16 s), once in CI the history saw n2 alone lead, as when
+	// the partition, aimed at the leader, finds none known yet under load
+	// and cuts another node.
 	name: "curator-latch", target: "curator-latch",
-	faults:    []string{"kill-service", "partition-service"},
-	timeLimit: 21 * time.Second, interval: 8 * time.Second,
+	faults: []string{"kill-service", "partition-service"},
+	count:  2,
 	system: "libcurator-recipes-java", logs: map[string]string{"n1": "n1: connection CONNECTED"},
 	valid: checkers.Valid, leaderships: 2,
 	knownBug: relatchedAfterLost,
