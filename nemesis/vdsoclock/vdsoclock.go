@@ -20,6 +20,14 @@
 // monotonic clock never steps, and a machine's oscillator put right does not
 // give back what it ran ahead. Such a process keeps its patch and a block
 // that holds its offset alone. A restarted process gets a fresh vDSO.
+//
+// What a process reads moves; the kernel's timers do not. A wait until an
+// absolute monotonic time computed from a skewed read (sem_clockwait,
+// pthread_cond_timedwait, clock_nanosleep with TIMER_ABSTIME: Python's and
+// the JVM's timed waits) lasts the skew longer, or ends at once, which no
+// real machine does; a wait for a duration (Go's runtime) is untouched. So
+// the kept offset stretches every such wait for the rest of the process's
+// life (targets/patroni-k8s/README.md, the clock row).
 package vdsoclock
 
 //go:generate ./gen.sh
