@@ -22,9 +22,9 @@ type row struct {
 	name   string // the subtest's: the target's, and what sets the row apart
 	target string
 	faults []string
-	// interval is the time between faults; zero paces them by the
-	// cluster: each healed once the target reacted.
-	timeLimit, interval time.Duration
+	// timeLimit bounds a run without count. Faults are paced by the
+	// cluster: each struck on a settled leader, healed once it reacted.
+	timeLimit time.Duration
 	// count, when set, bounds the run by its faults instead of timeLimit
 	// (harness.Config.Faults): a loaded machine then delays the faults
 	// instead of cutting them short.
@@ -58,11 +58,12 @@ var realSystems = []row{{
 	// Every node a real etcd member: a leader killed, and one cut off
 	// from the others, are replaced by Raft; each leadership has a term of
 	// its own, terms rise, and no deposed leader leads on past the bound.
-	// One fault of each at 4 s and 8 s, each healed 2 s later; none so near
-	// the end that a slow kill is cut short by the time limit.
+	// Paced and bounded by its two faults: each struck on a settled leader
+	// (at a fixed time, a leader-aimed fault meets no leader known on a
+	// slow start and takes any node) and healed once another leads.
 	name: "etcd", target: "etcd",
-	faults:    []string{"kill-leader", "partition-leader"},
-	timeLimit: 11 * time.Second, interval: 4 * time.Second,
+	faults: []string{"kill-leader", "partition-leader"},
+	count:  2,
 	system: "etcd", logs: map[string]string{"n1": "starting an etcd server"},
 	valid: checkers.Valid, leaderships: 3,
 	more: polledOnly,
@@ -70,11 +71,12 @@ var realSystems = []row{{
 	// Electors on etcd's election recipe against three real members: a
 	// member killed changes nothing the electors see; the leading elector
 	// cut from every member loses its session, and another wins with a
-	// higher revision. Each fault in effect for 4 s: a session lives 2 s
-	// past its last keep-alive, and its client checks once a second.
+	// higher revision. Paced and bounded by its two faults, as etcd's row:
+	// the cut aims at the leading elector's members, so strikes once one
+	// leads.
 	name: "etcd-election", target: "etcd-election",
-	faults:    []string{"kill-service", "partition-service"},
-	timeLimit: 21 * time.Second, interval: 8 * time.Second,
+	faults: []string{"kill-service", "partition-service"},
+	count:  2,
 	system: "etcd", logs: map[string]string{"etcd1": "starting an etcd server"},
 	valid: checkers.Valid, leaderships: 2,
 }, {
@@ -129,9 +131,10 @@ var realSystems = []row{{
 	// The seeds' Redis elector against a real redis-server that persists
 	// every write: killed and restarted, or cut off from the leader, it
 	// still gives one leader at a time and tokens that only grow.
+	// Paced and bounded by its two faults, as etcd's row.
 	name: "redis-lease", target: "redis-lease",
-	faults:    []string{"kill-service", "partition-service"},
-	timeLimit: 12 * time.Second, interval: 3 * time.Second,
+	faults: []string{"kill-service", "partition-service"},
+	count:  2,
 	system: "redis-server", logs: map[string]string{"redis": "Ready to accept connections"},
 	valid: checkers.Valid, leaderships: 2,
 }, {
@@ -222,11 +225,11 @@ var realSystems = []row{{
 	// a server killed moves its clients to another, in the same sessions;
 	// the leading elector cut from every server stops believing before
 	// its session expires, and the next in the queue leads with a higher
-	// czxid. Each fault in effect for 3 s: a session expires 2 s after
-	// ZooKeeper last heard of it, and the next elector is told at once.
+	// czxid. Paced and bounded by its two faults, as etcd's row: the cut
+	// is healed once the next elector leads, however long that takes.
 	name: "zk-election", target: "zk-election",
-	faults:    []string{"kill-service", "partition-service"},
-	timeLimit: 16 * time.Second, interval: 6 * time.Second,
+	faults: []string{"kill-service", "partition-service"},
+	count:  2,
 	system: "libzookeeper-java",
 	logs: map[string]string{
 		"n1":  "correct elector on ZooKeeper",
@@ -308,7 +311,7 @@ func (r row) config(t *testing.T) harness.Config {
 	cfg.QuietPeriod = 2 * time.Second
 	cfg.Seed = 1
 	cfg.Target, cfg.Nemesis = r.target, r.faults
-	cfg.NemesisInterval, cfg.Faults = r.interval, r.count
+	cfg.Faults = r.count
 	if r.timeLimit > 0 {
 		cfg.TimeLimit = r.timeLimit
 	}

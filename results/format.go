@@ -22,8 +22,9 @@ import (
 // Format 1 is every file without a "format" (or with 0, Go's zero value):
 // what splitbrain wrote before it numbered them. Format 3 added run.json's
 // harness_timing, which a run of format 2 or older lacks: it reads as
-// none.
-const Format = 3
+// none. Format 4 added suite.json's cases' found, which an older case
+// lacks: 0, every run of its row had to find the violation.
+const Format = 4
 
 // NewerFormatError is a file written by a newer splitbrain, in a format
 // this one does not know.

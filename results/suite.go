@@ -54,7 +54,12 @@ type Case struct {
 	Target string `json:"target"`
 	// Expect is what the run had to find: "valid", or "invalid by
 	// leader-overlap".
-	Expect  string `json:"expect"`
+	Expect string `json:"expect"`
+	// Found, when set, is how many of the runs of the case's row must
+	// find the violation (the suite file's found): a valid verdict is
+	// then a pass, a miss the row allows, unless too few of them found
+	// it. 0: every run must.
+	Found   int    `json:"found,omitempty"`
 	Outcome string `json:"outcome"` // Pass, Failure, Error or Skipped
 	// Verdict is the run's: valid, invalid or unknown; empty when the
 	// harness failed before judging.

@@ -39,6 +39,7 @@ func mergeCmd(_ context.Context, args []string) (int, error) {
 	if err != nil {
 		return 0, badInput("merge: %v", err)
 	}
+	merged = suite.Settle(merged)
 	if err := writable(*out, *junit); err != nil {
 		return 0, err
 	}

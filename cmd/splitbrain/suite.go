@@ -96,6 +96,9 @@ func suiteCmd(ctx context.Context, args []string) (int, error) {
 		},
 	}
 	rec.Cases = r.Run(ctx, cases)
+	if ctx.Err() == nil { // an interrupted row's misses are not yet too many
+		rec = suite.Settle(rec)
+	}
 	if err := writeSuite(o.ResultsDir, junit, rec); err != nil {
 		return 0, err
 	}

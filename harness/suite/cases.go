@@ -74,8 +74,12 @@ func (s *Suite) Cases(f Filter, o Options) ([]Case, error) {
 			if !f.keeps(r, t.name) {
 				continue
 			}
+			seeds := r.seeds(st)
+			if r.Found > len(seeds) {
+				return nil, fmt.Errorf("%s:%d: row %d: found %d: more than its %d runs", s.path, r.line, i+1, r.Found, len(seeds))
+			}
 			for _, nem := range r.nemesisLists() {
-				for _, seed := range r.seeds(st) {
+				for _, seed := range seeds {
 					cfg := config(st, r, nem, o)
 					cfg.Schedule = s.schedulePath(r)
 					if cfg.Schedule != "" {

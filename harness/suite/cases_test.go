@@ -83,6 +83,25 @@ func TestCasesExpandRows(t *testing.T) {
 	}
 }
 
+// A row that needs only some of its runs to find the violation says so
+// in each case, and cannot need more runs than it has.
+func TestCasesFound(t *testing.T) {
+	s := load(t, `
+rows:
+  - {target: bully, family: partition, promise: exclusive, expect: invalid, by: [leader-overlap], runs: 3, found: 2}
+`)
+	cases, err := s.Cases(Filter{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cases) != 3 || cases[0].Row.Found != 2 || cases[0].Row.Expected() != "invalid by leader-overlap in 2+ runs" {
+		t.Errorf("%d cases, found %d, expected %q", len(cases), cases[0].Row.Found, cases[0].Row.Expected())
+	}
+	if _, err := s.Cases(Filter{}, Options{Runs: 1}); err == nil || !strings.Contains(err.Error(), "found 2: more than its 1 runs") {
+		t.Errorf("--runs 1 under found 2: %v", err)
+	}
+}
+
 // A row's faults bound its runs, over the defaults', but not a run with
 // no faults to count; a time limit asked for replaces them.
 func TestCasesFaults(t *testing.T) {

@@ -3,11 +3,13 @@ package suite
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/splitbrain/splitbrain/checkers"
+	"github.com/splitbrain/splitbrain/results"
 	"github.com/splitbrain/splitbrain/targets"
 )
 
@@ -86,6 +88,9 @@ func TestLoadErrors(t *testing.T) {
 		{"{target: raft, family: none, expect: valid, figures: {quorum.elections: '>= 1'}}", "unknown checker \"quorum\""},
 		{"{target: raft, family: none, expect: valid, figures: {availability.elections: 'at least 1'}}", "want a comparison"},
 		{"{target: raft, family: none, expect: valid, figures: {availability.elections: '>= many'}}", "want a comparison"},
+		{"{target: raft, family: none, expect: valid, found: 1}", "found is for an invalid row"},
+		{"{target: raft, family: none, expect: invalid, by: [stale-token], found: -1}", "found must not be negative"},
+		{"{target: raft, family: none, expect: invalid, by: [stale-token], found: 1}", "give it runs or seeds"},
 		{"[target: raft", ": did not find expected"},
 	} {
 		path := filepath.Join(t.TempDir(), "s.yaml")
@@ -129,6 +134,8 @@ func TestJudge(t *testing.T) {
 	valid := Row{Expect: "valid"}
 	disrupted := Row{Expect: "valid", Figures: map[string]string{"availability.rejoin_disruptions": ">= 3"}}
 	caught := Row{Expect: "invalid", By: []string{"leader-overlap"}, May: []string{"election-safety"}}
+	sometimes := caught
+	sometimes.Found = 1
 	for _, tc := range []struct {
 		row  Row
 		rep  checkers.Report
@@ -142,6 +149,10 @@ func TestJudge(t *testing.T) {
 		{caught, report(checkers.Valid), "got valid"},
 		{caught, report(checkers.Invalid, "election-safety"), "got invalid by election-safety"},
 		{caught, report(checkers.Invalid, "leader-overlap", "stale-token"), "stale-token found a violation the row does not expect"},
+		{sometimes, report(checkers.Valid), ""},
+		{sometimes, report(checkers.Invalid, "leader-overlap"), ""},
+		{sometimes, report(checkers.Unknown), "got unknown"},
+		{sometimes, report(checkers.Invalid, "stale-token"), "got invalid by stale-token"},
 		{disrupted, measured(5), ""},
 		{disrupted, measured(2), "availability.rejoin_disruptions is 2, want >= 3"},
 		{disrupted, report(checkers.Valid), "availability measured no rejoin_disruptions"},
@@ -150,6 +161,47 @@ func TestJudge(t *testing.T) {
 		err := tc.row.Judge(tc.rep)
 		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%+v on %v: got %v, want %q", tc.row, tc.rep.Invalid(), err, tc.want)
+		}
+	}
+}
+
+// A row that needs only some of its runs to find the violation fails,
+// each of its misses a failure, when fewer did; its other runs and other
+// rows keep their outcomes, and a shard is left to its merge.
+func TestSettle(t *testing.T) {
+	run := func(row string, found int, outcome, verdict string) results.Case {
+		return results.Case{Row: row, Found: found, Outcome: outcome, Verdict: verdict}
+	}
+	for _, tc := range []struct {
+		name  string
+		cases []results.Case
+		shard string
+		want  []string // the outcomes after
+	}{
+		{"one of three found it", []results.Case{
+			run("a", 1, results.Pass, "valid"), run("a", 1, results.Pass, "invalid"), run("a", 1, results.Pass, "valid"),
+		}, "", []string{results.Pass, results.Pass, results.Pass}},
+		{"none of three", []results.Case{
+			run("a", 1, results.Pass, "valid"), run("a", 1, results.Error, "unknown"), run("a", 1, results.Pass, "valid"),
+			run("b", 0, results.Pass, "valid"),
+		}, "", []string{results.Failure, results.Error, results.Failure, results.Pass}},
+		{"one of two wanted", []results.Case{
+			run("a", 2, results.Pass, "invalid"), run("a", 2, results.Pass, "valid"),
+		}, "", []string{results.Pass, results.Failure}},
+		{"a shard", []results.Case{run("a", 1, results.Pass, "valid")}, "1/2", []string{results.Pass}},
+	} {
+		before := slices.Clone(tc.cases)
+		got := Settle(results.Suite{Shard: tc.shard, Cases: tc.cases})
+		for i, c := range got.Cases {
+			if c.Outcome != tc.want[i] {
+				t.Errorf("%s: case %d is %s, want %s (%s)", tc.name, i, c.Outcome, tc.want[i], c.Message)
+			}
+			if c.Outcome == results.Failure && !strings.Contains(c.Message, "want at least") {
+				t.Errorf("%s: case %d's message %q does not say how many were wanted", tc.name, i, c.Message)
+			}
+		}
+		if !slices.Equal(tc.cases, before) {
+			t.Errorf("%s: Settle changed the suite it was given", tc.name)
 		}
 	}
 }

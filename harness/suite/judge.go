@@ -27,6 +27,9 @@ func (r Row) Judge(rep checkers.Report) error {
 		}
 		return r.judgeFigures(rep)
 	}
+	if rep.Valid == checkers.Valid && r.Found > 0 {
+		return nil // a miss the row allows; Settle counts them
+	}
 	if rep.Valid != checkers.Invalid {
 		return fmt.Errorf("want invalid by %s, got %s", strings.Join(r.By, ", "), rep.Valid)
 	}
@@ -112,7 +115,7 @@ func list(names []string) string {
 func Record(c Case, out *record.Outcome, err error, took time.Duration) results.Case {
 	rc := results.Case{
 		Index: c.Index, Name: c.Name(), Row: c.RowName(), Target: c.Target,
-		Expect: c.Row.Expected(), Command: c.Config.Command(), Seconds: took.Seconds(),
+		Expect: c.Row.Expected(), Found: c.Row.Found, Command: c.Config.Command(), Seconds: took.Seconds(),
 	}
 	if out != nil {
 		rc.Run = out.Info.ID
@@ -140,6 +143,8 @@ func Record(c Case, out *record.Outcome, err error, took time.Duration) results.
 	switch {
 	case rep.Valid == checkers.Unknown:
 		rc.Outcome, rc.Message = results.Error, "unknown: "+unknowns(rep)
+	case judged == nil && rep.Valid == checkers.Valid && c.Row.Found > 0:
+		rc.Outcome, rc.Message = results.Pass, missed
 	case judged == nil:
 		rc.Outcome = results.Pass
 	case found:
@@ -149,6 +154,47 @@ func Record(c Case, out *record.Outcome, err error, took time.Duration) results.
 		rc.Outcome, rc.Message = results.Failure, judged.Error()+": no violation found"
 	}
 	return rc
+}
+
+// missed is the message of a valid run of a row that needs only some of
+// its runs to find the violation.
+const missed = "valid: a miss the row allows, if enough of its runs found the violation"
+
+// Settle judges what no run can alone: a row that needs only some of its
+// runs to find the violation (found) fails, each of its misses a failure,
+// when fewer found it. Only a whole suite is settled: a shard holds some
+// of a row's runs, and the merge of the shards settles them.
+func Settle(s results.Suite) results.Suite {
+	if s.Shard != "" {
+		return s
+	}
+	type tally struct{ runs, hits, want int }
+	rows := map[string]*tally{}
+	for _, c := range s.Cases {
+		if c.Found == 0 {
+			continue
+		}
+		t := rows[c.Row]
+		if t == nil {
+			t = &tally{want: c.Found}
+			rows[c.Row] = t
+		}
+		t.runs++
+		if c.Outcome == results.Pass && c.Verdict == checkers.Invalid.String() {
+			t.hits++
+		}
+	}
+	out := s
+	out.Cases = slices.Clone(s.Cases)
+	for i, c := range out.Cases {
+		t := rows[c.Row]
+		if t == nil || t.hits >= t.want || c.Outcome != results.Pass || c.Verdict != checkers.Valid.String() {
+			continue
+		}
+		out.Cases[i].Outcome = results.Failure
+		out.Cases[i].Message = fmt.Sprintf("valid: the row's runs found the violation in %d of %d, want at least %d", t.hits, t.runs, t.want)
+	}
+	return out
 }
 
 // unknowns says which checkers could not decide, and why.

@@ -94,6 +94,13 @@ type Row struct {
 	// is a verdict that differs.
 	By  []string `yaml:"by"`
 	May []string `yaml:"may"`
+	// Found, for an invalid row, is how many of its runs under each
+	// nemesis list must find the violation; the others may come back
+	// valid. Zero: every run. For a violation that a run has a chance of
+	// meeting, not a certainty (a race between two candidates): the row
+	// says the rate it stands for, and a run that misses is no failure
+	// unless too many did.
+	Found int `yaml:"found"`
 	// Figures bound what a checker measured, each "checker.figure" (the
 	// names results.json gives) to a comparison: ">= 3", "== 0". Every
 	// run must reach the row's verdict and every bound: a measurement
@@ -315,6 +322,12 @@ func (s *Suite) validate(r Row, ms []targets.Manifest) error {
 		return errors.New("a valid row names no checkers")
 	case r.Expect == "invalid" && len(r.By) == 0:
 		return errors.New("an invalid row names the checkers that find it (by)")
+	case r.Found < 0:
+		return errors.New("found must not be negative")
+	case r.Found > 0 && r.Expect != "invalid":
+		return errors.New("found is for an invalid row: how many of its runs must find the violation")
+	case r.Found > 0 && r.Runs == 0 && len(r.Seeds) == 0:
+		return errors.New("found counts the row's own runs: give it runs or seeds")
 	case r.Expect != "valid" && r.Expect != "invalid":
 		return fmt.Errorf("expect %q: want valid or invalid", r.Expect)
 	}
@@ -406,5 +419,9 @@ func (r Row) Expected() string {
 	if r.Expect == "valid" {
 		return "valid"
 	}
-	return "invalid by " + strings.Join(r.By, ", ")
+	by := "invalid by " + strings.Join(r.By, ", ")
+	if r.Found > 0 {
+		by += fmt.Sprintf(" in %d+ runs", r.Found)
+	}
+	return by
 }

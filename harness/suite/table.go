@@ -91,6 +91,9 @@ func (r Row) cell() string {
 	s := r.Expect
 	if r.Expect == "invalid" {
 		s = "**invalid**: " + strings.Join(r.By, ", ")
+		if r.Found > 0 {
+			s += fmt.Sprintf(" in %d+ of %d runs", r.Found, max(len(r.Seeds), r.Runs, 1))
+		}
 	}
 	if len(r.May) > 0 {
 		s += " (maybe " + strings.Join(r.May, ", ") + ")"
