@@ -12,7 +12,7 @@ RUNARGS ?= --target raft --nodes 5 --time-limit 60s --nemesis partition,pause,ki
 STATIC := CGO_ENABLED=0
 STATICFLAGS := -trimpath
 
-.PHONY: build rundeps deps orphans images test vet unit run conform catalogue bench fuzz clean
+.PHONY: build rundeps deps orphans images test vet unit run conform catalogue bugs bench fuzz clean
 
 build:
 	$(STATIC) $(GO) build $(STATICFLAGS) -o $(BIN) ./cmd/splitbrain
@@ -95,6 +95,11 @@ conform: build
 PARALLEL ?= auto
 catalogue: build
 	./$(BIN) suite targets/catalogue.yaml --stop-on-violation --parallel $(PARALLEL) --junit results/catalogue.xml $(if $(TARGET),--target $(TARGET))
+
+# The track record (docs/bugs.md): each documented bug's rows, before
+# and after its fix; BUG=<id> runs one bug's.
+bugs: build
+	./$(BIN) suite targets/bugs.yaml --stop-on-violation --parallel $(PARALLEL) --junit results/bugs.xml $(if $(BUG),--bug '$(BUG)')
 
 # The checkers over synthetic runs of 10k, 100k and 1M events, one pass each:
 # time, events/s, heap (input-MB, peak-MB) and allocations.

@@ -32,6 +32,7 @@ func suiteCmd(ctx context.Context, args []string) (int, error) {
 	fs.StringVar(&f.Target, "target", "", "only this target's runs")
 	fs.StringVar(&f.Family, "family", "", "only the rows of this nemesis family")
 	fs.StringVar(&f.Expect, "expect", "", "only the rows expecting this verdict (valid or invalid)")
+	fs.StringVar(&f.Bug, "bug", "", "only the rows of this bug, in a track record (targets/bugs.yaml)")
 	fs.IntVar(&o.Runs, "runs", 0, "runs per row, with seeds seed, seed+1, ... (default: the row's)")
 	fs.Uint64Var(&o.Seed, "seed", 0, "first seed of every row instead of its own")
 	fs.DurationVar(&o.TimeLimit, "time-limit", 0, "time limit of every run instead of its row's")
@@ -40,7 +41,7 @@ func suiteCmd(ctx context.Context, args []string) (int, error) {
 	fs.StringVar(&junit, "junit", "", "write a JUnit XML report to this file")
 	fs.StringVar(&shard, "shard", "", "I/N: run only every N-th run from the I-th, one of N CI runners")
 	parallelArg := fs.String("parallel", "1", "runs at once, or auto: another run only while the machine has a core to spare")
-	table := fs.Bool("table", false, "print the suite as targets/README.md's table (its rows must name families), run nothing")
+	table := fs.Bool("table", false, "print the suite's table, run nothing: a track record's as docs/bugs.md shows it, any other's as targets/README.md (its rows must name families)")
 	file, err := parseWithFile(fs, args, "a suite file, e.g. targets/catalogue.yaml")
 	if err != nil {
 		return 0, err
@@ -64,7 +65,7 @@ func suiteCmd(ctx context.Context, args []string) (int, error) {
 		return 0, badInput("suite: %v", err)
 	}
 	if *table {
-		fmt.Print(s.Markdown())
+		fmt.Print(s.Table())
 		return exitValid, nil
 	}
 	o.RepoRoot = root

@@ -52,10 +52,12 @@ type Options struct {
 // Filter picks rows; an empty field picks all.
 type Filter struct {
 	Target, Family, Expect string
+	Bug                    string // a track record's rows of one bug
 }
 
 func (f Filter) keeps(r Row, target string) bool {
-	return (f.Target == "" || f.Target == target) && (f.Family == "" || f.Family == r.Family) && (f.Expect == "" || f.Expect == r.Expect)
+	return (f.Target == "" || f.Target == target) && (f.Family == "" || f.Family == r.Family) &&
+		(f.Expect == "" || f.Expect == r.Expect) && (f.Bug == "" || f.Bug == r.Bug)
 }
 
 // Cases expands the rows f keeps into runs, in the file's order: each
@@ -98,6 +100,9 @@ func (s *Suite) Cases(f Filter, o Options) ([]Case, error) {
 		}
 	}
 	if len(out) == 0 {
+		if f.Bug != "" {
+			return nil, fmt.Errorf("%s: no row runs bug %q", s.path, f.Bug)
+		}
 		return nil, fmt.Errorf("%s: no row for target %q, family %q, expect %q", s.path, f.Target, f.Family, f.Expect)
 	}
 	return out, nil

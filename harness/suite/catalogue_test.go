@@ -268,3 +268,50 @@ func TestCatalogueStartsTargetsApart(t *testing.T) {
 		}
 	}
 }
+
+// The track record loads, and docs/bugs.md shows its table.
+func TestRepositoryBugs(t *testing.T) {
+	b, err := Load("../../targets/bugs.yaml", repositoryTargets(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile("../../docs/bugs.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), b.Table()) {
+		t.Errorf("docs/bugs.md does not hold the track record's table; `splitbrain suite targets/bugs.yaml --table` prints it:\n%s", b.Table())
+	}
+	cases, err := b.Cases(Filter{Bug: "CURATOR-696"}, Options{})
+	if err != nil || len(cases) == 0 {
+		t.Fatalf("the rows of CURATOR-696: %d, %v", len(cases), err)
+	}
+	for _, c := range cases {
+		if c.Row.Bug != "CURATOR-696" {
+			t.Errorf("--bug CURATOR-696 picked a row of %s", c.Row.Bug)
+		}
+	}
+}
+
+// A track record's bugs are each documented and run or explained, and
+// each of its rows runs one of them.
+func TestBugErrors(t *testing.T) {
+	const bug = "  - {id: X-1, system: s, reference: r, mechanism: m, trigger: t, affected: a}\n"
+	const row = "  - {bug: X-1, target: raft, family: none, expect: invalid, by: [stale-token]}\n"
+	for _, tc := range []struct{ file, want string }{
+		{"bugs:\n" + bug + "rows:\n" + row + "  - {target: raft, family: none, expect: valid}\n", "row 2: a track record's row names its bug"},
+		{"bugs:\n" + bug + "rows:\n" + row + "  - {bug: X-2, target: raft, family: none, expect: valid}\n", `bug "X-2" is not among the file's bugs`},
+		{"bugs:\n" + bug + bug + "rows:\n" + row, "bug X-1 is listed twice"},
+		{"bugs:\n  - {id: X 1, system: s, reference: r, mechanism: m, trigger: t, affected: a}\nrows:\n" + row, "want one word"},
+		{"bugs:\n  - {id: X-1, system: s, mechanism: m, trigger: t, affected: a}\nrows:\n" + row, "give system, reference"},
+		{"bugs:\n" + bug + "  - {id: X-2, system: s, reference: r, mechanism: m, trigger: t, affected: a}\nrows:\n" + row, "bug X-2 has no row: say what was tried"},
+		{"bugs:\n" + bug + "rows:\n  - {bug: X-1, target: raft, family: none, expect: valid}\n", "bug X-1: no row must find it"},
+	} {
+		path := filepath.Join(t.TempDir(), "bugs.yaml")
+		os.WriteFile(path, []byte(tc.file), 0o644)
+		_, err := Load(path, []targets.Manifest{{Name: "raft"}})
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), path) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("got %v, want one line naming the file and holding %q:\n%s", err, tc.want, tc.file)
+		}
+	}
+}

@@ -111,6 +111,16 @@ func (r Row) cell() string {
 	return s
 }
 
+// Table is the suite's table for people: a track record's (a file that
+// lists bugs) by bug, as docs/bugs.md shows it; any other's by target
+// and family (Markdown).
+func (s *Suite) Table() string {
+	if len(s.Bugs) > 0 {
+		return s.bugsMarkdown()
+	}
+	return s.Markdown()
+}
+
 // Markdown renders a suite whose rows each name a family (the catalogue)
 // as the table of targets/README.md: a line per target (and per way of
 // running or judging it), a column per family.
