@@ -2,6 +2,7 @@ package harness
 
 import (
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -80,6 +81,27 @@ func TestPrepareFaultKinds(t *testing.T) {
 	cfg.Nemesis = []string{"kill-service", "partition-service"}
 	if r, err := prepare(cfg); err != nil || !r.partitions() {
 		t.Errorf("partition-service needs no packet filters (%v)", err)
+	}
+
+	// Nodes that wait until absolute deadlines take no clock rate: the
+	// family leaves it out, saying so, and one asked for is refused.
+	cfg.Target, cfg.Nemesis = "patroni", []string{"clock"}
+	r, err = prepare(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var drawn []string
+	for _, f := range r.faults {
+		drawn = append(drawn, f.Name)
+	}
+	if !slices.Equal(drawn, []string{"clock-bump", "clock-strobe", "clock-service"}) || len(r.info.Notes) != 1 || !strings.HasPrefix(r.info.Notes[0], "clock-rate left out for target patroni") {
+		t.Errorf("the clock family on patroni draws %v, notes %q; want bumps, strobes and its etcd's jumps, clock-rate left out", drawn, r.info.Notes)
+	}
+	for _, rate := range []string{"clock-rate", "clock-slow-leader", "clock-drift-leader"} {
+		cfg.Nemesis = []string{rate}
+		if _, err := prepare(cfg); !IsBadInput(err) || !strings.Contains(err.Error(), "waits: absolute") {
+			t.Errorf("%s on patroni: %v", rate, err)
+		}
 	}
 }
 

@@ -128,9 +128,20 @@ func planFaults(cfg Config, m targets.Manifest) (faultPlan, error) {
 		return faultPlan{}, badInput("%v", err)
 	}
 	p := faultPlan{names: make([][]string, len(groups))}
-	var blind []string // clock faults on nodes that read no clock
+	var blind []string      // clock faults on nodes that read no clock
+	var unfaithful []string // clock rates a family drew on nodes that wait on deadlines
 	for i, g := range groups {
 		for _, f := range g {
+			if f.Rate && !f.OnServices && m.Clock == targets.ClockProcess && m.Waits == targets.WaitsAbsolute {
+				if slices.Contains(cfg.Nemesis, f.Name) {
+					return faultPlan{}, badInput("--nemesis %s: target %s's nodes wait until absolute deadlines (waits: %s in its %s), which a clock rate does not move: its waits would last the time gained longer, or end at once, as no real clock makes them",
+						f.Name, m.Name, targets.WaitsAbsolute, targets.ManifestFile)
+				}
+				if !slices.Contains(unfaithful, f.Name) {
+					unfaithful = append(unfaithful, f.Name)
+				}
+				continue
+			}
 			if f.OnServices && len(m.Services) == 0 {
 				return faultPlan{}, badInput("--nemesis %s: target %s has no service containers (services in its %s)", f.Name, m.Name, targets.ManifestFile)
 			}
@@ -164,6 +175,10 @@ func planFaults(cfg Config, m targets.Manifest) (faultPlan, error) {
 			}
 			p.names[i] = append(p.names[i], f.Name)
 		}
+	}
+	if len(unfaithful) > 0 {
+		p.notes = append(p.notes, fmt.Sprintf("%s left out for target %s: its nodes wait until absolute deadlines (waits: %s in its %s), which a clock rate does not move",
+			strings.Join(unfaithful, ", "), m.Name, targets.WaitsAbsolute, targets.ManifestFile))
 	}
 	if len(blind) > 0 {
 		p.notes = append(p.notes, fmt.Sprintf("%s reach nothing in target %s: its nodes read no clock that can be skewed (clock: %s in its %s), so they prove nothing here",

@@ -45,6 +45,10 @@ type Fault struct {
 	// Process: the command name of the one process a fault stops (a
 	// JVM's), which the target's manifest must name.
 	Process string
+	// Rate: a clock fault that runs clocks at a rate rather than
+	// stepping them, which only a target whose waits a rate stretches
+	// faithfully may take.
+	Rate bool
 	// Needs: the kernel mechanism a packet fault stands on, which a run
 	// checks before anything starts.
 	Needs  Mechanism
@@ -598,7 +602,7 @@ func bump(ctx context.Context, c Cluster, nodes []string, rng *rand.Rand) (Appli
 	return setClocks(ctx, c, nodes, skews, "clock bumped: "+strings.Join(what, ", "))
 }
 
-var clockRate = Fault{Name: "clock-rate", Kind: Clock, Family: "clock", inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
+var clockRate = Fault{Name: "clock-rate", Kind: Clock, Family: "clock", Rate: true, inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
 	nodes := choose(c, Minority, rng)
 	skews := make(map[string]contract.Skew, len(nodes))
 	var what []string
@@ -635,7 +639,7 @@ var (
 // rateFault runs the clocks of the containers who picks at one rate drawn
 // between lo and hi.
 func rateFault(name string, onServices bool, who func(Cluster, *rand.Rand) ([]string, error), lo, hi float64) Fault {
-	return Fault{Name: name, Kind: Clock, OnServices: onServices, Family: "clock", inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
+	return Fault{Name: name, Kind: Clock, OnServices: onServices, Family: "clock", Rate: true, inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
 		nodes, err := who(c, rng)
 		if err != nil {
 			return Applied{}, fmt.Errorf("%s: %w", name, err)

@@ -61,6 +61,20 @@ const (
 	ClockProcess = "process"
 )
 
+// How a target's nodes time their waits (Manifest.Waits), which decides
+// whether a clock rate through a clock: process sidecar is faithful.
+const (
+	// WaitsRelative: the nodes wait for durations (Go's runtime), which a
+	// rate stretches as a real clock's would.
+	WaitsRelative = "relative"
+	// WaitsAbsolute: the nodes wait until absolute deadlines on the
+	// monotonic clock (Python's and the JVM's timed waits): the sidecar
+	// moves what they read, not the kernel's timers, so under a rate
+	// their waits last the time gained longer, or end at once, which no
+	// real machine does. Rate faults on their nodes are refused.
+	WaitsAbsolute = "absolute"
+)
+
 // Manifest describes one target: how to build its node image and what it
 // promises about leadership. targets/README.md documents every field.
 type Manifest struct {
@@ -85,6 +99,9 @@ type Manifest struct {
 	// package, follows a timestamp file the harness rewrites), "process"
 	// (a sidecar patches every process's vDSO) or "none".
 	Clock string `yaml:"clock"`
+	// Waits says how the nodes time their waits, for clock: process:
+	// "relative" (the default) or "absolute" (no rate faults).
+	Waits string `yaml:"waits"`
 	// Promise is what the target claims: "exclusive", "overlap-bound: D"
 	// or "fenced". The checkers read it to tell violations from risks.
 	Promise string `yaml:"promise"`
@@ -272,6 +289,9 @@ func Load(dir string) (Manifest, error) {
 	if m.Port == 0 {
 		m.Port = DefaultPort
 	}
+	if m.Waits == "" {
+		m.Waits = WaitsRelative
+	}
 	if m.Clock == "" {
 		m.Clock = ClockSDK
 	}
@@ -310,6 +330,8 @@ func (m Manifest) validate() error {
 		return fmt.Errorf("port %d is out of range", m.Port)
 	case m.Clock != ClockSDK && m.Clock != ClockFaketime && m.Clock != ClockProcess && m.Clock != ClockNone:
 		return fmt.Errorf("clock %q: want %s, %s, %s or %s", m.Clock, ClockSDK, ClockFaketime, ClockProcess, ClockNone)
+	case m.Waits != WaitsRelative && m.Waits != WaitsAbsolute:
+		return fmt.Errorf("waits %q: want %s or %s", m.Waits, WaitsRelative, WaitsAbsolute)
 	case m.Reaction < 0:
 		return fmt.Errorf("reaction %s must be positive", m.Reaction)
 	case m.StartTimeout < 0:

@@ -29,7 +29,9 @@
 // the kept offset stretches (or, behind, voids) every such wait for the
 // rest of the process's life: a Python Event.wait(1) returned at once,
 // over and over, after a rate of 0.56x (targets/patroni-k8s/README.md,
-// the clock row). A defect of this package's, not yet fixed.
+// the clock row). A defect of this package's, not yet fixed: until it is,
+// a target whose nodes wait so says waits: absolute in its manifest, and
+// the harness strikes no rate at its nodes.
 package vdsoclock
 
 //go:generate ./gen.sh
