@@ -32,8 +32,8 @@ type row struct {
 	// recovery, when set, bounds the wait for one leader after the last
 	// heal: a target that is meant to keep two needs it short.
 	recovery time.Duration
-	// system is the package or program whose version run.json must name;
-	// "" for a library compiled into the node, whose log names its version.
+	// system is the package, program or Go module whose version run.json
+	// must name.
 	system string
 	// logs holds, by container, a line of its own log that proves the real
 	// system ran there.
@@ -109,6 +109,7 @@ var realSystems = []row{{
 	name: "hashicorp-raft", target: "hashicorp-raft",
 	faults: []string{"kill-leader", "partition-leader"},
 	count:  2,
+	system: "github.com/hashicorp/raft",
 	logs:   map[string]string{"n1": "hashicorp/raft v1.8.0"},
 	valid:  checkers.Valid, leaderships: 3,
 }, {

@@ -61,7 +61,7 @@ func (w goWrapper) image(rules ...string) heavyImage {
 				return err
 			}
 			// The versions file is what run.json and the report name the
-			// real system by, as for Debian packages (PackageVersions).
+			// real system by, as for Debian packages (SystemVersions).
 			dockerfile := "FROM scratch\nCOPY " + w.name + " /usr/local/bin/" + w.name + "\nCOPY versions " + packagesFile + "\nENV PATH=/usr/local/bin\n"
 			return d.buildContext(ctx, tag, map[string]string{LabelRecipe: recipe}, "Dockerfile", map[string][]byte{
 				"Dockerfile": []byte(dockerfile),

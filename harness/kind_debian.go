@@ -170,34 +170,48 @@ func debianPackages(release, from string, packages []string) heavyImage {
 	}
 }
 
+// modulesFile lists, in the image of a Go program, the real systems' Go
+// modules it was built with (systemModules), one "path version" a line,
+// beside packagesFile, which a Debian base may hold.
+const modulesFile = "/etc/splitbrain-modules"
+
 // packagesFile lists, in an image of Debian packages, each package asked
 // for with its version.
 const packagesFile = "/etc/splitbrain-packages"
 
-// PackageVersions reads the versions of the Debian packages that the
-// container id's image was made with: none for an image of ours without.
-func (d *Docker) PackageVersions(ctx context.Context, id string) (map[string]string, error) {
-	res, err := d.cli.CopyFromContainer(ctx, id, client.CopyFromContainerOptions{SourcePath: packagesFile})
-	if cerrdefs.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer res.Content.Close()
-	tr := tar.NewReader(res.Content)
-	if _, err := tr.Next(); err != nil {
-		return nil, err
-	}
-	body, err := io.ReadAll(tr)
-	if err != nil {
-		return nil, err
-	}
+// SystemVersions reads the versions of what the container id's image
+// runs of real systems: the Debian packages it was made with
+// (packagesFile) and the Go modules its program was built with
+// (modulesFile); none for an image of ours without either.
+func (d *Docker) SystemVersions(ctx context.Context, id string) (map[string]string, error) {
 	versions := map[string]string{}
-	for _, line := range strings.Split(strings.TrimSpace(string(body)), "\n") {
-		if pkg, v, ok := strings.Cut(line, " "); ok {
-			versions[pkg] = v
+	for _, file := range []string{packagesFile, modulesFile} {
+		res, err := d.cli.CopyFromContainer(ctx, id, client.CopyFromContainerOptions{SourcePath: file})
+		if cerrdefs.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		body, err := firstFile(res.Content)
+		res.Content.Close()
+		if err != nil {
+			return nil, err
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(body)), "\n") {
+			if pkg, v, ok := strings.Cut(line, " "); ok {
+				versions[pkg] = v
+			}
 		}
 	}
 	return versions, nil
+}
+
+// firstFile is the content of the first file of a tar stream.
+func firstFile(r io.Reader) ([]byte, error) {
+	tr := tar.NewReader(r)
+	if _, err := tr.Next(); err != nil {
+		return nil, err
+	}
+	return io.ReadAll(tr)
 }

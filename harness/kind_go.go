@@ -3,11 +3,15 @@ package harness
 import (
 	"bytes"
 	"context"
+	"debug/buildinfo"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+
+	cerrdefs "github.com/containerd/errdefs"
 
 	"github.com/splitbrain/splitbrain/targets"
 )
@@ -51,10 +55,91 @@ func (d *Docker) buildGo(ctx context.Context, tag, dir, pkg, base string, dirs [
 	if err != nil {
 		return err
 	}
+	modules, err := systemModules(bin)
+	if err != nil {
+		return fmt.Errorf("build %s: %v", tag, err)
+	}
 	// The legacy builder is used: it needs nothing from a registry and no
 	// BuildKit.
-	dockerfile := "FROM " + base + "\nCOPY app /app\n" + makeDirs(dirs) + "ENTRYPOINT [\"/app\"]\n"
-	return d.buildContext(ctx, tag, nil, "Dockerfile", map[string][]byte{"Dockerfile": []byte(dockerfile), "app": app})
+	dockerfile := "FROM " + base + "\nCOPY app /app\n"
+	files := map[string][]byte{"app": app}
+	var labels map[string]string
+	if len(modules) > 0 {
+		dockerfile += "COPY modules " + modulesFile + "\n"
+		files["modules"] = []byte(strings.Join(modules, "\n") + "\n")
+		labels = map[string]string{LabelModules: strings.Join(modules, ", ")}
+	}
+	dockerfile += makeDirs(dirs) + "ENTRYPOINT [\"/app\"]\n"
+	files["Dockerfile"] = []byte(dockerfile)
+	return d.buildContext(ctx, tag, labels, "Dockerfile", files)
+}
+
+// LabelModules, on the image of a Go program, lists the real systems' Go
+// modules it was built with ("path version, ..."): `splitbrain targets`
+// reads it without starting a container.
+const LabelModules = "dev.splitbrain.modules"
+
+// ImageModules reads the real systems' Go modules that target m's
+// images were built with (LabelModules), node image first; ok is false
+// when an image of m is not on this machine, whose modules are then
+// unknown.
+func (d *Docker) ImageModules(ctx context.Context, m targets.Manifest) (modules []string, ok bool, err error) {
+	tags := []string{NodeImage(m)}
+	for _, s := range m.Services {
+		tags = append(tags, ServiceImage(m, s))
+	}
+	for _, tag := range tags {
+		img, err := d.cli.ImageInspect(ctx, tag)
+		if cerrdefs.IsNotFound(err) {
+			return nil, false, nil
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		if img.Config == nil || img.Config.Labels[LabelModules] == "" {
+			continue
+		}
+		for _, mod := range strings.Split(img.Config.Labels[LabelModules], ", ") {
+			if !slices.Contains(modules, mod) {
+				modules = append(modules, mod)
+			}
+		}
+	}
+	return modules, true, nil
+}
+
+// realModules are the Go modules of the real systems a target's program
+// may embed (a consensus library, a client with an election recipe):
+// what a run of it tested, as a Debian package's version is.
+var realModules = []string{
+	"github.com/hashicorp/raft",
+	"github.com/hashicorp/raft-wal",
+	"go.etcd.io/etcd/client/v3",
+	"k8s.io/client-go",
+	"github.com/go-zookeeper/zk",
+	"github.com/redis/go-redis/v9",
+}
+
+// systemModules are the real systems' modules the Go program bin was
+// built with, each "path version", in realModules' order.
+func systemModules(bin string) ([]string, error) {
+	info, err := buildinfo.ReadFile(bin)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, path := range realModules {
+		for _, dep := range info.Deps {
+			if dep.Path != path {
+				continue
+			}
+			if dep.Replace != nil {
+				dep = dep.Replace
+			}
+			out = append(out, path+" "+dep.Version)
+		}
+	}
+	return out, nil
 }
 
 // goGCFlags are the compiler's flags for every program compiled into an

@@ -181,7 +181,7 @@ func (r *run) systemVersions(ctx context.Context) error {
 		containers = append(containers, s.MemberNames(r.cfg.Nodes)[0])
 	}
 	for _, name := range containers {
-		v, err := r.docker.PackageVersions(ctx, r.cluster.ids[name])
+		v, err := r.docker.SystemVersions(ctx, r.cluster.ids[name])
 		if err != nil {
 			return fmt.Errorf("reading the package versions of %s: %v", name, err)
 		}

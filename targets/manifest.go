@@ -501,16 +501,42 @@ func (m Manifest) Fits(nodes int) error {
 // image is a Go program alone. Targets on one system weigh alike on a
 // machine.
 func (m Manifest) System() string {
-	builds := []Build{m.Build}
-	for _, s := range m.Services {
-		builds = append(builds, s.Build)
-	}
-	for _, b := range builds {
+	for _, b := range append([]Build{m.Build}, m.serviceBuilds()...) {
 		if system := b.System(); system != "" {
 			return system
 		}
 	}
 	return ""
+}
+
+// Bases names what the target's images stand on, each once, in the
+// order of its builds: "debian bookworm", "etcd v3.6.16",
+// "kube-apiserver v1.37.2". With the Go modules its programs embed,
+// they are the versions of the real systems it runs.
+func (m Manifest) Bases() []string {
+	var out []string
+	for _, b := range append([]Build{m.Build}, m.serviceBuilds()...) {
+		k, ok := b.Base()
+		if !ok {
+			continue
+		}
+		base := k.Field + " " + strings.Join(k.value(b), " ")
+		if k.Field == "debian" {
+			base = "debian " + b.DebianRelease()
+		}
+		if !slices.Contains(out, base) {
+			out = append(out, base)
+		}
+	}
+	return out
+}
+
+func (m Manifest) serviceBuilds() []Build {
+	out := make([]Build, len(m.Services))
+	for i, s := range m.Services {
+		out[i] = s.Build
+	}
+	return out
 }
 
 // Find returns the target called name among the folders of root.

@@ -7,15 +7,18 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/splitbrain/splitbrain/harness"
 	"github.com/splitbrain/splitbrain/targets"
 )
 
 // targetsUsage is the usage of `splitbrain targets`.
-const targetsUsage = `  splitbrain targets                list targets and what each promises`
+const targetsUsage = `  splitbrain targets                list targets, what each promises and the versions it runs`
 
 // targetsCmd lists the repository's targets: each one's promise,
-// services and description.
-func targetsCmd(_ context.Context, args []string) (int, error) {
+// services and description, then the versions of the real systems it
+// runs: the bases its images stand on, and the Go modules its programs
+// were built with, read from its images when they are on this machine.
+func targetsCmd(ctx context.Context, args []string) (int, error) {
 	fs := flag.NewFlagSet("targets", flag.ContinueOnError)
 	if err := parse(fs, args); err != nil {
 		return 0, err
@@ -23,6 +26,11 @@ func targetsCmd(_ context.Context, args []string) (int, error) {
 	_, all, err := repoTargets()
 	if err != nil {
 		return 0, err
+	}
+	// Without an Engine the modules are unknown; the rest still lists.
+	d, dockerErr := harness.ConnectDocker(ctx)
+	if dockerErr == nil {
+		defer d.Close()
 	}
 	fmt.Printf("%-22s %-20s %-10s %s\n", "TARGET", "PROMISE", "SERVICES", "DESCRIPTION")
 	for _, m := range all {
@@ -39,6 +47,27 @@ func targetsCmd(_ context.Context, args []string) (int, error) {
 			}
 		}
 		fmt.Printf("%-22s %-20s %-10s %s\n", m.Name, m.Promise, cmp.Or(strings.Join(services, ","), "-"), m.Description)
+		versions := m.Bases()
+		switch modules, built, err := imageModules(ctx, d, dockerErr, m); {
+		case err != nil:
+			versions = append(versions, "Go modules unknown: "+err.Error())
+		case !built:
+			versions = append(versions, "Go modules unknown until its images are made (splitbrain images --target "+m.Name+")")
+		default:
+			versions = append(versions, modules...)
+		}
+		if len(versions) > 0 {
+			fmt.Printf("%-22s versions: %s\n", "", strings.Join(versions, "; "))
+		}
 	}
 	return exitValid, nil
+}
+
+// imageModules reads the Go modules m's images were built with, when the
+// Engine could be reached.
+func imageModules(ctx context.Context, d *harness.Docker, dockerErr error, m targets.Manifest) ([]string, bool, error) {
+	if dockerErr != nil {
+		return nil, false, dockerErr
+	}
+	return d.ImageModules(ctx, m)
 }
