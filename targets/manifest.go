@@ -501,7 +501,7 @@ func (m Manifest) Fits(nodes int) error {
 // image is a Go program alone. Targets on one system weigh alike on a
 // machine.
 func (m Manifest) System() string {
-	for _, b := range append([]Build{m.Build}, m.serviceBuilds()...) {
+	for _, b := range m.builds() {
 		if system := b.System(); system != "" {
 			return system
 		}
@@ -515,7 +515,7 @@ func (m Manifest) System() string {
 // they are the versions of the real systems it runs.
 func (m Manifest) Bases() []string {
 	var out []string
-	for _, b := range append([]Build{m.Build}, m.serviceBuilds()...) {
+	for _, b := range m.builds() {
 		k, ok := b.Base()
 		if !ok {
 			continue
@@ -531,10 +531,11 @@ func (m Manifest) Bases() []string {
 	return out
 }
 
-func (m Manifest) serviceBuilds() []Build {
-	out := make([]Build, len(m.Services))
-	for i, s := range m.Services {
-		out[i] = s.Build
+// builds are the target's builds: its nodes', then each service's.
+func (m Manifest) builds() []Build {
+	out := []Build{m.Build}
+	for _, s := range m.Services {
+		out = append(out, s.Build)
 	}
 	return out
 }

@@ -28,8 +28,8 @@ func targetsCmd(ctx context.Context, args []string) (int, error) {
 		return 0, err
 	}
 	// Without an Engine the modules are unknown; the rest still lists.
-	d, dockerErr := harness.ConnectDocker(ctx)
-	if dockerErr == nil {
+	d, noEngine := harness.ConnectDocker(ctx)
+	if noEngine == nil {
 		defer d.Close()
 	}
 	fmt.Printf("%-22s %-20s %-10s %s\n", "TARGET", "PROMISE", "SERVICES", "DESCRIPTION")
@@ -48,7 +48,12 @@ func targetsCmd(ctx context.Context, args []string) (int, error) {
 		}
 		fmt.Printf("%-22s %-20s %-10s %s\n", m.Name, m.Promise, cmp.Or(strings.Join(services, ","), "-"), m.Description)
 		versions := m.Bases()
-		switch modules, built, err := imageModules(ctx, d, dockerErr, m); {
+		var modules []string
+		built, err := false, noEngine
+		if noEngine == nil {
+			modules, built, err = d.ImageModules(ctx, m)
+		}
+		switch {
 		case err != nil:
 			versions = append(versions, "Go modules unknown: "+err.Error())
 		case !built:
@@ -61,13 +66,4 @@ func targetsCmd(ctx context.Context, args []string) (int, error) {
 		}
 	}
 	return exitValid, nil
-}
-
-// imageModules reads the Go modules m's images were built with, when the
-// Engine could be reached.
-func imageModules(ctx context.Context, d *harness.Docker, dockerErr error, m targets.Manifest) ([]string, bool, error) {
-	if dockerErr != nil {
-		return nil, false, dockerErr
-	}
-	return d.ImageModules(ctx, m)
 }

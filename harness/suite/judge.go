@@ -27,7 +27,7 @@ func (r Row) Judge(rep checkers.Report) error {
 		}
 		return r.judgeFigures(rep)
 	}
-	if rep.Valid == checkers.Valid && r.Found > 0 {
+	if r.misses(rep) {
 		return nil // a miss the row allows; Settle counts them
 	}
 	if rep.Valid != checkers.Invalid {
@@ -143,7 +143,7 @@ func Record(c Case, out *record.Outcome, err error, took time.Duration) results.
 	switch {
 	case rep.Valid == checkers.Unknown:
 		rc.Outcome, rc.Message = results.Error, "unknown: "+unknowns(rep)
-	case judged == nil && rep.Valid == checkers.Valid && c.Row.Found > 0:
+	case c.Row.misses(rep):
 		rc.Outcome, rc.Message = results.Pass, missed
 	case judged == nil:
 		rc.Outcome = results.Pass
@@ -154,6 +154,13 @@ func Record(c Case, out *record.Outcome, err error, took time.Duration) results.
 		rc.Outcome, rc.Message = results.Failure, judged.Error()+": no violation found"
 	}
 	return rc
+}
+
+// misses says whether rep is a valid verdict on a row that needs only
+// some of its runs to find the violation: a pass, unless Settle finds too
+// many.
+func (r Row) misses(rep checkers.Report) bool {
+	return r.Expect == "invalid" && r.Found > 0 && rep.Valid == checkers.Valid
 }
 
 // missed is the message of a valid run of a row that needs only some of
