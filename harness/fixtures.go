@@ -126,11 +126,11 @@ func (d *Docker) programImage(ctx context.Context, root, tag, dir, name string, 
 
 // TestImages makes, from the repository at root, the images the
 // harness's own tests build: the runtimes and programs of the clock
-// tests, and the fixture targets of harness/testdata, their bases and
-// their own images. A fixture that does not build is passed over, saying
-// so: some are made to fail (a release that does not exist, a program
-// that does not compile, a base their test makes) and their tests expect
-// it; one that should build fails in its own test all the same.
+// tests, and the fixture targets' images with their bases. A fixture
+// that does not build is passed over, saying so: some are made to fail
+// (a release that does not exist, a program that does not compile, a
+// base their test makes) and their tests expect it; one that should
+// build fails in its own test all the same.
 func (d *Docker) TestImages(ctx context.Context, root string) error {
 	if err := d.testRuntimes(ctx); err != nil {
 		return err
@@ -146,11 +146,7 @@ func (d *Docker) TestImages(ctx context.Context, root string) error {
 		return err
 	}
 	for _, m := range fixtures {
-		err := d.BaseImages(ctx, m)
-		if err == nil {
-			_, err = d.TargetImages(ctx, m)
-		}
-		if err != nil && d.Progress != nil {
+		if _, err := d.TargetImages(ctx, m); err != nil && d.Progress != nil {
 			first, _, _ := strings.Cut(err.Error(), "\n")
 			fmt.Fprintf(d.Progress, "splitbrain: fixture %s: not made ahead: %s\n", m.Name, first)
 		}

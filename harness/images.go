@@ -83,10 +83,10 @@ func (d *Docker) Images(ctx context.Context, root string, ms []targets.Manifest,
 		make func() error
 	}
 	target := func(m targets.Manifest) job {
+		// Each of its images is made beside the others, its base first:
+		// an etcd and a kube-apiserver compile at once, and a node's
+		// program needs neither.
 		return job{"target " + m.Name, func() error {
-			if err := d.BaseImages(ctx, m); err != nil {
-				return err
-			}
 			_, err := d.TargetImages(ctx, m)
 			return err
 		}}

@@ -143,27 +143,3 @@ func serviceBuilds(m targets.Manifest) []targets.Build {
 	}
 	return builds
 }
-
-// BaseImages makes sure the bases that target m's images stand on (its
-// Debian packages, its etcd) and the images that compile its programs (a
-// JDK) are on this machine, making those that are not, and with a clock
-// libfaketime skews, libfaketime's companions: after it, a run of m
-// builds only its own programs, in seconds.
-func (d *Docker) BaseImages(ctx context.Context, m targets.Manifest) error {
-	if usesFaketime(m) {
-		if err := d.cached(ctx, faketimeImages()...); err != nil {
-			return fmt.Errorf("%s: %w", m.Name, err)
-		}
-	}
-	for _, b := range append([]targets.Build{nodeBuild(m)}, serviceBuilds(m)...) {
-		if _, err := d.baseImage(ctx, b); err != nil {
-			return fmt.Errorf("%s: %w", m.Name, err)
-		}
-		if c, ok := programKinds[b.Program().Field].(compilerKind); ok {
-			if err := d.cached(ctx, c.compilers(b)...); err != nil {
-				return fmt.Errorf("%s: %w", m.Name, err)
-			}
-		}
-	}
-	return nil
-}

@@ -238,6 +238,7 @@ var catalogue = func() map[string]Fault {
 	}))
 	add(partition("partition-all", func(c Cluster, rng *rand.Rand) Grudge { return Isolated(c.Nodes()) }))
 	add(partitionService)
+	add(partitionServiceFollowers)
 	for _, f := range serviceLinks {
 		add(f)
 	}
@@ -445,14 +446,35 @@ func applyGrudge(ctx context.Context, c Cluster, g Grudge, nodes []string, what 
 // partitionService cuts the leader from every service container of the
 // target (its lock server, its etcd): it still talks to its peers and to
 // the resource, but cannot renew whatever it holds there.
-var partitionService = Fault{Name: "partition-service", Kind: Partition, OnServices: true, Family: "service", inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
-	services := c.Services()
-	if len(services) == 0 {
-		return Applied{}, errors.New("partition-service: the target has no service containers")
-	}
-	node := leaderOr(c, rng)
-	return applyGrudge(ctx, c, CutFrom(node, services...), []string{node}, node+" cut from "+strings.Join(services, ", "))
-}}
+var partitionService = serviceCut("partition-service", func(c Cluster, rng *rand.Rand) []string {
+	return []string{leaderOr(c, rng)}
+})
+
+// partitionServiceFollowers cuts every node but the leader (all but one
+// at random when no leader is known) from every service container:
+// candidates whose sessions run out while they wait, the first step of
+// etcd#19597. Had by name: drawn by the service family, it would change
+// that family's draws.
+var partitionServiceFollowers = serviceCut("partition-service-followers", func(c Cluster, rng *rand.Rand) []string {
+	spared := leaderOr(c, rng)
+	return slices.DeleteFunc(slices.Clone(c.Nodes()), func(n string) bool { return n == spared })
+})
+
+// serviceCut cuts the nodes aim draws from every service container.
+func serviceCut(name string, aim func(Cluster, *rand.Rand) []string) Fault {
+	return Fault{Name: name, Kind: Partition, OnServices: true, Family: "service", inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
+		services := c.Services()
+		if len(services) == 0 {
+			return Applied{}, errors.New(name + ": the target has no service containers")
+		}
+		nodes := aim(c, rng)
+		g := Grudge{}
+		for _, n := range nodes {
+			g = g.Merge(CutFrom(n, services...))
+		}
+		return applyGrudge(ctx, c, g, nodes, strings.Join(nodes, ",")+" cut from "+strings.Join(services, ", "))
+	}}
+}
 
 // partitionServiceMembers splits the members of one of the target's
 // services into a minority and a majority: the member leading the service

@@ -86,24 +86,25 @@ func TestTaxonomy(t *testing.T) {
 		family     string
 	}
 	for name, want := range map[string]taxon{
-		"kill-leader":               {Kill, false, "kill"},
-		"kill-service":              {Kill, true, "service"},
-		"kill-service-majority":     {Kill, true, "service"},
-		"pause-all":                 {Pause, false, "pause"},
-		"pause-service-all":         {Pause, true, "service"},
-		"partition-resource":        {Partition, false, "partition"},
-		"partition-service":         {Partition, true, "service"},
-		"partition-service-members": {Partition, true, "service"},
-		"partition-zones":           {Partition, true, "service"},
-		"partition-service-oneway":  {Partition, true, "service"},
-		"clock-bump":                {Clock, false, "clock"},
-		"clock-service":             {Clock, true, "clock"},
-		"clock-fast-service":        {Clock, true, "clock"},
-		"clock-slow-leader":         {Clock, false, "clock"},
-		"packet-loss":               {Packet, false, "packet"},
-		"packet-delay":              {Packet, false, "packet"},
-		"packet-slow":               {Packet, false, "packet"},
-		"flap":                      {Partition, false, "flap"},
+		"kill-leader":                 {Kill, false, "kill"},
+		"kill-service":                {Kill, true, "service"},
+		"kill-service-majority":       {Kill, true, "service"},
+		"pause-all":                   {Pause, false, "pause"},
+		"pause-service-all":           {Pause, true, "service"},
+		"partition-resource":          {Partition, false, "partition"},
+		"partition-service":           {Partition, true, "service"},
+		"partition-service-followers": {Partition, true, "service"},
+		"partition-service-members":   {Partition, true, "service"},
+		"partition-zones":             {Partition, true, "service"},
+		"partition-service-oneway":    {Partition, true, "service"},
+		"clock-bump":                  {Clock, false, "clock"},
+		"clock-service":               {Clock, true, "clock"},
+		"clock-fast-service":          {Clock, true, "clock"},
+		"clock-slow-leader":           {Clock, false, "clock"},
+		"packet-loss":                 {Packet, false, "packet"},
+		"packet-delay":                {Packet, false, "packet"},
+		"packet-slow":                 {Packet, false, "packet"},
+		"flap":                        {Partition, false, "flap"},
 	} {
 		f, ok := Lookup(name)
 		if got := (taxon{f.Kind, f.OnServices, f.Family}); !ok || got != want {
@@ -270,9 +271,15 @@ func TestServiceFaultsAimAtServices(t *testing.T) {
 	if a.Heal(ctx); c.grudge != nil {
 		t.Errorf("healed to %v", c.grudge)
 	}
+	// The followers' cut spares the leader, n2, alone.
+	a, err = catalogue["partition-service-followers"].inject(ctx, c, rng)
+	if err != nil || !slices.Equal(a.Nodes, []string{"n1", "n3"}) || a.What != "n1,n3 cut from store" || len(c.grudge) != 2 ||
+		!slices.Equal(c.grudge["n1"].All, []string{"store"}) || !slices.Equal(c.grudge["n3"].All, []string{"store"}) {
+		t.Fatalf("partition-service-followers: %+v, grudge %v, %v", a, c.grudge, err)
+	}
 
 	none := &services{}
-	for _, name := range []string{"kill-service", "pause-service", "partition-service"} {
+	for _, name := range []string{"kill-service", "pause-service", "partition-service", "partition-service-followers"} {
 		if !catalogue[name].OnServices {
 			t.Errorf("%s: not on services", name)
 		}

@@ -264,6 +264,8 @@ func (n *node) step(ev etcdelection.Event, r *reign) etcdelection.Belief {
 	n.mu.Unlock()
 
 	switch {
+	case now.Leader && now != was && ev.SessionDone:
+		log.Printf("%s: leading with token %d (won the campaign in session %d, which had ended before the campaign returned: etcd-io/etcd#19597)", n.id, now.Token, ev.Session)
 	case now.Leader && now != was:
 		log.Printf("%s: leading with token %d (won the campaign in session %d)", n.id, now.Token, ev.Session)
 	case now.Leader:
