@@ -113,22 +113,6 @@ var realSystems = []row{{
 	logs:   map[string]string{"n1": "hashicorp/raft v1.8.0"},
 	valid:  checkers.Valid, leaderships: 3,
 }, {
-	// client-go's leader election against a real kube-apiserver on etcd:
-	// the leading elector killed, then frozen past the lease, and each
-	// time another takes the Lease with more transitions behind it, its
-	// token above the last; the strict resource fences the frozen one's
-	// writes. Paced: a fault is healed once another elector took the
-	// Lease, so a killed leader cannot restart in time to take it back.
-	name: "k8s-lease", target: "k8s-lease",
-	faults:    []string{"kill-leader", "pause-leader"},
-	timeLimit: 16 * time.Second,
-	system:    "kube-apiserver",
-	logs: map[string]string{
-		"apiserver": "Version: v1.37.2",
-		"n1":        "client-go leader election on Lease default/splitbrain",
-	},
-	valid: checkers.Valid, leaderships: 3,
-}, {
 	// The seeds' Redis elector against a real redis-server that persists
 	// every write: killed and restarted, or cut off from the leader, it
 	// still gives one leader at a time and tokens that only grow.

@@ -532,6 +532,15 @@ func (m Manifest) Bases() []string {
 }
 
 // builds are the target's builds: its nodes', then each service's.
+// StandsOn says whether any image of m, its nodes' or a service's, is
+// made on a base of kind field (a Kind's Field: "kube-apiserver").
+func (m Manifest) StandsOn(field string) bool {
+	return slices.ContainsFunc(m.builds(), func(b Build) bool {
+		k, ok := b.Base()
+		return ok && k.Field == field
+	})
+}
+
 func (m Manifest) builds() []Build {
 	out := []Build{m.Build}
 	for _, s := range m.Services {

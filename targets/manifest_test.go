@@ -226,3 +226,19 @@ func TestListRefusesTwoTargetsOfOneName(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// A target stands on a base when any of its images does, a service's too.
+func TestStandsOn(t *testing.T) {
+	m := Manifest{Build: Build{Go: "./node"}, Services: []Service{
+		{Name: "etcd", Build: Build{Etcd: "v3.6.16", Go: "./member"}},
+		{Name: "apiserver", Build: Build{KubeAPIServer: "v1.37.2", Go: "./member"}},
+	}}
+	for base, want := range map[string]bool{"kube-apiserver": true, "etcd": true, "debian": false, "go": false} {
+		if got := m.StandsOn(base); got != want {
+			t.Errorf("StandsOn(%q) = %v", base, got)
+		}
+	}
+	if (Manifest{Build: Build{Debian: []string{"redis-server"}, Command: []string{"redis-server"}}}).StandsOn("kube-apiserver") {
+		t.Error("a Debian target stands on a kube-apiserver")
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/splitbrain/splitbrain/harness"
@@ -13,7 +15,9 @@ import (
 )
 
 // imagesUsage is the usage of `splitbrain images`.
-const imagesUsage = `  splitbrain images [--target T]    make every image a run of the targets builds (without --target, the tests' too) ahead of runs and tests`
+const imagesUsage = `  splitbrain images [--target T] [--without BASE]
+                                    make every image a run of the targets builds (without --target, the tests' too) ahead of runs and tests;
+                                    --without kube-apiserver leaves out the targets on that base`
 
 // imagesCmd makes every image of the repository's targets (the heavy bases
 // once per machine, their programs compiled) and, without --target, of the
@@ -22,12 +26,19 @@ const imagesUsage = `  splitbrain images [--target T]    make every image a run 
 func imagesCmd(ctx context.Context, args []string) (int, error) {
 	fs := flag.NewFlagSet("images", flag.ContinueOnError)
 	target := fs.String("target", "", "only this target's images")
+	without := fs.String("without", "", "leave out the targets with an image on this base ("+strings.Join(bases(), ", ")+")")
 	if err := parse(fs, args); err != nil {
 		return 0, err
+	}
+	if *without != "" && !slices.Contains(bases(), *without) {
+		return 0, badInput("--without %s: not a base (%s)", *without, strings.Join(bases(), ", "))
 	}
 	root, all, err := repoTargets()
 	if err != nil {
 		return 0, err
+	}
+	if *without != "" {
+		all = slices.DeleteFunc(all, func(m targets.Manifest) bool { return m.StandsOn(*without) })
 	}
 	if *target != "" {
 		m, err := targets.Find(filepath.Join(root, "targets"), *target)
@@ -48,4 +59,16 @@ func imagesCmd(ctx context.Context, args []string) (int, error) {
 	}
 	fmt.Printf("splitbrain: the images of %d targets are on this machine (%.1f s)\n", len(all), time.Since(start).Seconds())
 	return exitValid, nil
+}
+
+// bases are the kinds of base an image may stand on, as a manifest names
+// them under build.
+func bases() []string {
+	var out []string
+	for _, k := range targets.Kinds {
+		if k.Base {
+			out = append(out, k.Field)
+		}
+	}
+	return out
 }
