@@ -69,6 +69,15 @@ func startSlowEngine(t *testing.T, hold time.Duration) *slowEngine {
 func TestSlowHealIsTheHarnessLate(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.TargetDir = "testdata/raft-slow-election"
+	// A quiet run first, straight to the Engine: it builds this process's
+	// images of the run (a link and a cached layer each), which the
+	// proxy below would otherwise carry, and whose answers its body copy
+	// once broke (unexpected EOF).
+	warm := cfg
+	warm.Nemesis, warm.TimeLimit, warm.ResultsDir = []string{"none"}, time.Second, t.TempDir()
+	if _, err := record.Run(harnesstest.Context(t), warm); err != nil {
+		t.Fatal(err)
+	}
 	engine := startSlowEngine(t, 8*time.Second)
 	t.Setenv("DOCKER_HOST", "unix://"+engine.path)
 	cfg.Nemesis = []string{"kill-all"}
