@@ -262,12 +262,21 @@ func (b Build) validate(dir, field string) error {
 	return nil
 }
 
-// fields names, under field, the fields of the kinds that keep picks.
+// BaseFields are the kinds of base an image may stand on, as a manifest
+// names them under build: debian, etcd, kube-apiserver.
+func BaseFields() []string { return fields("", isBase) }
+
+// fields names, under field ("" for none), the fields of the kinds that
+// keep picks.
 func fields(field string, keep func(Kind) bool) []string {
+	prefix := ""
+	if field != "" {
+		prefix = field + "."
+	}
 	var names []string
 	for _, k := range Kinds {
 		if keep(k) {
-			names = append(names, field+"."+k.Field)
+			names = append(names, prefix+k.Field)
 		}
 	}
 	return names

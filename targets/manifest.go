@@ -531,7 +531,6 @@ func (m Manifest) Bases() []string {
 	return out
 }
 
-// builds are the target's builds: its nodes', then each service's.
 // StandsOn says whether any image of m, its nodes' or a service's, is
 // made on a base of kind field (a Kind's Field: "kube-apiserver").
 func (m Manifest) StandsOn(field string) bool {
@@ -541,6 +540,7 @@ func (m Manifest) StandsOn(field string) bool {
 	})
 }
 
+// builds are the target's builds: its nodes', then each service's.
 func (m Manifest) builds() []Build {
 	out := []Build{m.Build}
 	for _, s := range m.Services {

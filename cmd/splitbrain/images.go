@@ -26,19 +26,16 @@ const imagesUsage = `  splitbrain images [--target T] [--without BASE]
 func imagesCmd(ctx context.Context, args []string) (int, error) {
 	fs := flag.NewFlagSet("images", flag.ContinueOnError)
 	target := fs.String("target", "", "only this target's images")
-	without := fs.String("without", "", "leave out the targets with an image on this base ("+strings.Join(bases(), ", ")+")")
+	without := fs.String("without", "", "leave out the targets with an image on this base ("+strings.Join(targets.BaseFields(), ", ")+")")
 	if err := parse(fs, args); err != nil {
 		return 0, err
 	}
-	if *without != "" && !slices.Contains(bases(), *without) {
-		return 0, badInput("--without %s: not a base (%s)", *without, strings.Join(bases(), ", "))
+	if *without != "" && !slices.Contains(targets.BaseFields(), *without) {
+		return 0, badInput("--without %s: not a base (%s)", *without, strings.Join(targets.BaseFields(), ", "))
 	}
 	root, all, err := repoTargets()
 	if err != nil {
 		return 0, err
-	}
-	if *without != "" {
-		all = slices.DeleteFunc(all, func(m targets.Manifest) bool { return m.StandsOn(*without) })
 	}
 	if *target != "" {
 		m, err := targets.Find(filepath.Join(root, "targets"), *target)
@@ -46,6 +43,9 @@ func imagesCmd(ctx context.Context, args []string) (int, error) {
 			return 0, badInput("%v", err)
 		}
 		all = []targets.Manifest{m}
+	}
+	if *without != "" {
+		all = slices.DeleteFunc(all, func(m targets.Manifest) bool { return m.StandsOn(*without) })
 	}
 	d, err := harness.ConnectDocker(ctx)
 	if err != nil {
@@ -59,16 +59,4 @@ func imagesCmd(ctx context.Context, args []string) (int, error) {
 	}
 	fmt.Printf("splitbrain: the images of %d targets are on this machine (%.1f s)\n", len(all), time.Since(start).Seconds())
 	return exitValid, nil
-}
-
-// bases are the kinds of base an image may stand on, as a manifest names
-// them under build.
-func bases() []string {
-	var out []string
-	for _, k := range targets.Kinds {
-		if k.Base {
-			out = append(out, k.Field)
-		}
-	}
-	return out
 }
