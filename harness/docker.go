@@ -57,7 +57,12 @@ func ConnectDocker(ctx context.Context) (*Docker, error) {
 		os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
 		tclog.SetDefault(tclog.NewNoopLogger())
 	})
-	cli, err := client.New(client.FromEnv)
+	return connectDocker(ctx, client.FromEnv)
+}
+
+// connectDocker reaches the Engine opts name, or says where it looked.
+func connectDocker(ctx context.Context, opts ...client.Opt) (*Docker, error) {
+	cli, err := client.New(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("docker engine: %v", err)
 	}
@@ -102,41 +107,69 @@ func (d *Docker) EngineVersion(ctx context.Context) string {
 // picks a free one, and the network is made again with it given), so
 // that every container of the run can have an address of its own.
 func (d *Docker) NewNetwork(ctx context.Context, runID string) (string, netip.Prefix, error) {
+	return d.newNetwork(ctx, runID, func(ipam *dnetwork.IPAM) (id, name string, err error) {
+		opts := []network.NetworkCustomizer{network.WithInternal(), network.WithLabels(runLabels(runID, ""))}
+		if ipam != nil {
+			opts = append(opts, network.WithIPAM(ipam))
+		}
+		nw, err := network.New(ctx, opts...)
+		if err != nil {
+			return "", "", err
+		}
+		return nw.ID, nw.Name, nil
+	})
+}
+
+// newNetwork makes a network by create with the subnet the Engine gives
+// it: create makes a probe (ipam nil), whose subnet is read before it is
+// removed, then the network with that subnet.
+func (d *Docker) newNetwork(ctx context.Context, runID string, create func(ipam *dnetwork.IPAM) (id, name string, err error)) (string, netip.Prefix, error) {
 	var errs []error
 	for range 5 { // another network may take the subnet between the two
-		probe, err := network.New(ctx, network.WithInternal(), network.WithLabels(runLabels(runID, "")))
+		probe, _, err := create(nil)
 		if err != nil {
 			return "", netip.Prefix{}, fmt.Errorf("create network: %v", err)
 		}
-		subnet, err := d.subnet(ctx, probe.ID)
-		if rerr := probe.Remove(ctx); rerr != nil {
+		subnet, err := d.subnet(ctx, probe)
+		if _, rerr := d.cli.NetworkRemove(ctx, probe, client.NetworkRemoveOptions{}); rerr != nil {
 			return "", netip.Prefix{}, fmt.Errorf("create network: %v", rerr)
 		}
 		if err != nil {
 			return "", netip.Prefix{}, err
 		}
-		nw, err := network.New(ctx, network.WithInternal(), network.WithLabels(runLabels(runID, "")),
-			network.WithIPAM(&dnetwork.IPAM{Config: []dnetwork.IPAMConfig{{Subnet: subnet}}}))
+		_, name, err := create(&dnetwork.IPAM{Config: []dnetwork.IPAMConfig{{Subnet: subnet}}})
 		if err == nil {
-			return nw.Name, subnet, nil
+			return name, subnet, nil
 		}
 		errs = append(errs, err)
 	}
 	return "", netip.Prefix{}, fmt.Errorf("create network: %v", errors.Join(errs...))
 }
 
-// subnet is the IPv4 subnet Docker gave network id.
+// subnet is the IPv4 subnet Docker gave network id. A swarm's manager
+// gives an overlay its subnet a moment after creating it: an empty one
+// is asked for again, for up to 5 s.
 func (d *Docker) subnet(ctx context.Context, id string) (netip.Prefix, error) {
-	res, err := d.cli.NetworkInspect(ctx, id, client.NetworkInspectOptions{})
-	if err != nil {
-		return netip.Prefix{}, err
-	}
-	for _, c := range res.Network.IPAM.Config {
-		if c.Subnet.Addr().Is4() {
-			return c.Subnet, nil
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		res, err := d.cli.NetworkInspect(ctx, id, client.NetworkInspectOptions{})
+		if err != nil {
+			return netip.Prefix{}, err
+		}
+		for _, c := range res.Network.IPAM.Config {
+			if c.Subnet.Addr().Is4() {
+				return c.Subnet, nil
+			}
+		}
+		if len(res.Network.IPAM.Config) > 0 || time.Now().After(deadline) {
+			return netip.Prefix{}, errors.New("the network has no IPv4 subnet")
+		}
+		select {
+		case <-ctx.Done():
+			return netip.Prefix{}, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	return netip.Prefix{}, errors.New("the network has no IPv4 subnet")
 }
 
 // ContainerSpec is one container of a run.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/splitbrain/splitbrain/targets"
@@ -25,9 +26,10 @@ func faketimeRuntimes() []heavyImage {
 }
 
 // testRuntimes makes sure the heavy images the tests' programs stand on
-// are on this machine, making those that are not.
+// are on this machine, making those that are not, and the image of an
+// engine in a container (enginebox.go), which the swarm's tests start.
 func (d *Docker) testRuntimes(ctx context.Context) error {
-	return d.cached(ctx, append(faketimeImages(), faketimeRuntimes()...)...)
+	return d.cached(ctx, slices.Concat(faketimeImages(), faketimeRuntimes(), boxImages())...)
 }
 
 // A testProgram is a kind of small program of testdata/ that the tests

@@ -47,6 +47,8 @@ const (
 	procsignalMain  = "./nemesis/procsignal/cmd/procsignal"
 	diskfsImage     = "splitbrain/diskfs:latest"
 	diskfsMain      = "./nemesis/diskfs/cmd/diskfs"
+	gatewayImage    = "splitbrain/gateway:latest"
+	gatewayMain     = "./harness/gateway/cmd/gateway"
 )
 
 // harnessImage is the image of one of the harness's own programs, built
@@ -57,7 +59,8 @@ type harnessImage struct {
 }
 
 // harnessImages are the resource, the packet-filter and the clock
-// sidecars, the process signaller and the disk-fault layer: Images makes
+// sidecars, the process signaller, the disk-fault layer and the gateway
+// into an overlay: Images makes
 // them all, a run those it starts.
 var harnessImages = []harnessImage{
 	{resourceImage, resourceMain, func(*run) bool { return true }},
@@ -65,6 +68,9 @@ var harnessImages = []harnessImage{
 	{vdsoclockImage, vdsoclockMain, func(r *run) bool { return r.clockSidecars(false) || r.clockSidecars(true) }},
 	{procsignalImage, procsignalMain, (*run).stopsProcesses},
 	{diskfsImage, diskfsMain, (*run).faultsDisks},
+	// A run over several engines starts it on their manager (swarm.go);
+	// runs do not spread yet, so none starts it (issue 43).
+	{gatewayImage, gatewayMain, func(*run) bool { return false }},
 }
 
 // Images makes every image that runs of targets ms build, from the
