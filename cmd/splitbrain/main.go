@@ -53,6 +53,7 @@ func commands() []command {
 		{"prune", "", pruneUsage, pruneCmd},
 		{"images", "", imagesUsage, imagesCmd},
 		{"clean", "", cleanUsage, cleanCmd},
+		{"engines", "", enginesUsage, enginesCmd},
 	}
 }
 
