@@ -75,7 +75,8 @@ func TestLoadErrors(t *testing.T) {
 		{"{target: raft, family: none, expect: maybe}", "want valid or invalid"},
 		{"{target: raft, family: none, expect: invalid}", "(by)"},
 		{"{target: raft, family: none, expect: invalid, by: [consensus]}", "unknown checker \"consensus\""},
-		{"{target: raft, family: none, expect: valid, by: [stale-token]}", "names no checkers"},
+		{"{target: raft, family: none, expect: valid, by: [stale-token]}", "names no checkers that must find"},
+		{"{target: raft, family: none, expect: valid, may: [quorum]}", "unknown checker \"quorum\""},
 		{"{target: raft, family: none, expect: valid, promise: always}", "unknown promise"},
 		{"{target: raft, family: none, expect: valid, timelimit: 3s}", ":3: field timelimit not found"},
 		{"{target: raft, family: service, expect: valid}", "no fault of the service family reaches target raft"},
@@ -136,6 +137,7 @@ func TestJudge(t *testing.T) {
 	caught := Row{Expect: "invalid", By: []string{"leader-overlap"}, May: []string{"election-safety"}}
 	sometimes := caught
 	sometimes.Found = 1
+	risky := Row{Expect: "valid", May: []string{"linearizable", "election-safety"}}
 	for _, tc := range []struct {
 		row  Row
 		rep  checkers.Report
@@ -153,6 +155,10 @@ func TestJudge(t *testing.T) {
 		{sometimes, report(checkers.Invalid, "leader-overlap"), ""},
 		{sometimes, report(checkers.Unknown), "got unknown"},
 		{sometimes, report(checkers.Invalid, "stale-token"), "got invalid by stale-token"},
+		{risky, report(checkers.Valid), ""},
+		{risky, report(checkers.Invalid, "linearizable", "election-safety"), ""},
+		{risky, report(checkers.Invalid, "linearizable", "stale-token"), "want valid, got invalid by linearizable, stale-token"},
+		{risky, report(checkers.Unknown), "want valid, got unknown"},
 		{disrupted, measured(5), ""},
 		{disrupted, measured(2), "availability.rejoin_disruptions is 2, want >= 3"},
 		{disrupted, report(checkers.Valid), "availability measured no rejoin_disruptions"},
