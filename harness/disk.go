@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -152,20 +153,23 @@ func (c *cluster) PowerCut(ctx context.Context, node string) error {
 		if err := c.docker.Kill(ctx, id); err != nil || id != nodeID {
 			return err
 		}
-		return c.docker.putFile(ctx, id, diskfs.Dir, diskfs.PowerCut, nil)
+		return c.docker.copyIn(ctx, id, diskfs.Dir, map[string][]byte{diskfs.PowerCut: nil}, 0o644)
 	})
 }
 
-// putFile writes a file named name holding b into folder dir of
-// container id, running or not.
-func (d *Docker) putFile(ctx context.Context, id, dir, name string, b []byte) error {
+// copyIn copies files (a path under dir to its content) into container
+// id's folder dir, each with mode.
+func (d *Docker) copyIn(ctx context.Context, id, dir string, files map[string][]byte, mode int64) error {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
-	if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(b))}); err != nil {
-		return err
-	}
-	if _, err := tw.Write(b); err != nil {
-		return err
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		b := files[name]
+		if err := tw.WriteHeader(&tar.Header{Name: strings.TrimPrefix(name, "/"), Mode: mode, Size: int64(len(b))}); err != nil {
+			return err
+		}
+		if _, err := tw.Write(b); err != nil {
+			return err
+		}
 	}
 	if err := tw.Close(); err != nil {
 		return err

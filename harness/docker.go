@@ -8,10 +8,8 @@ import (
 	"io"
 	"maps"
 	"net/netip"
-	"os"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -21,9 +19,6 @@ import (
 	dnetwork "github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
 	"github.com/splitbrain/splitbrain/internal/parallel"
-	"github.com/testcontainers/testcontainers-go"
-	tclog "github.com/testcontainers/testcontainers-go/log"
-	"github.com/testcontainers/testcontainers-go/network"
 )
 
 // Labels put on everything splitbrain creates, so that teardown and
@@ -35,8 +30,7 @@ const (
 	LabelNode    = "dev.splitbrain.node" // the node name, or "resource"
 )
 
-// Docker is the container backend: testcontainers-go to create containers
-// and networks, the Engine API client for everything a fault needs.
+// Docker is the container backend: one Docker Engine, through its API.
 type Docker struct {
 	cli *client.Client
 	// Progress hears how long builds that take minutes are getting on
@@ -44,19 +38,8 @@ type Docker struct {
 	Progress io.Writer
 }
 
-// quietTestcontainers sets testcontainers up once per process: runs of a
-// suite connect at once, and its settings are process-wide globals.
-var quietTestcontainers sync.Once
-
 // ConnectDocker reaches the Docker Engine, or says where it looked.
 func ConnectDocker(ctx context.Context) (*Docker, error) {
-	quietTestcontainers.Do(func() {
-		// The reaper would need an image pulled from a registry, and we
-		// clean up after ourselves by label. testcontainers reads this
-		// once, at its first call, so it must be set before anything else.
-		os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
-		tclog.SetDefault(tclog.NewNoopLogger())
-	})
 	return connectDocker(ctx, client.FromEnv)
 }
 
@@ -107,16 +90,15 @@ func (d *Docker) EngineVersion(ctx context.Context) string {
 // picks a free one, and the network is made again with it given), so
 // that every container of the run can have an address of its own.
 func (d *Docker) NewNetwork(ctx context.Context, runID string) (string, netip.Prefix, error) {
-	return d.newNetwork(ctx, runID, func(ipam *dnetwork.IPAM) (id, name string, err error) {
-		opts := []network.NetworkCustomizer{network.WithInternal(), network.WithLabels(runLabels(runID, ""))}
-		if ipam != nil {
-			opts = append(opts, network.WithIPAM(ipam))
+	return d.newNetwork(ctx, runID, func(ipam *dnetwork.IPAM) (string, string, error) {
+		name := "splitbrain-" + runID
+		if ipam == nil {
+			name += "-probe"
 		}
-		nw, err := network.New(ctx, opts...)
-		if err != nil {
-			return "", "", err
-		}
-		return nw.ID, nw.Name, nil
+		res, err := d.cli.NetworkCreate(ctx, name, client.NetworkCreateOptions{
+			Driver: "bridge", Internal: true, Labels: runLabels(runID, ""), IPAM: ipam,
+		})
+		return res.ID, name, err
 	})
 }
 
@@ -201,15 +183,6 @@ type ContainerSpec struct {
 	Files      map[string][]byte
 }
 
-// files are s.Files as testcontainers copies them, in path order.
-func (s ContainerSpec) files() []testcontainers.ContainerFile {
-	var out []testcontainers.ContainerFile
-	for _, path := range slices.Sorted(maps.Keys(s.Files)) {
-		out = append(out, testcontainers.ContainerFile{Reader: bytes.NewReader(s.Files[path]), ContainerFilePath: path, FileMode: 0o755})
-	}
-	return out
-}
-
 // Container is a started container.
 type Container struct {
 	ID   string
@@ -229,43 +202,45 @@ func (d *Docker) Start(ctx context.Context, s ContainerSpec) (Container, error) 
 		id, err := d.startBeside(ctx, s, nil, false)
 		return Container{ID: id, Name: s.Name}, err
 	}
-	ctr, err := testcontainers.Run(ctx, s.Image,
-		testcontainers.WithName("splitbrain-"+s.RunID+"-"+s.Name),
-		testcontainers.WithLabels(runLabels(s.RunID, s.Name)),
-		testcontainers.WithEnv(s.Env),
-		network.WithNetworkName([]string{s.Name}, s.Network),
-		testcontainers.WithConfigModifier(func(c *container.Config) {
-			c.Hostname = s.Name
-			if s.Entrypoint != nil {
-				c.Entrypoint, c.Cmd, c.User = s.Entrypoint, nil, s.User
-			}
-		}),
-		testcontainers.WithFiles(s.files()...),
-		testcontainers.WithHostConfigModifier(func(h *container.HostConfig) {
-			h.Binds = s.Binds
-			h.CapAdd = s.CapAdd
-			for _, dev := range s.Devices {
-				h.Devices = append(h.Devices, container.DeviceMapping{PathOnHost: dev, PathInContainer: dev, CgroupPermissions: "rwm"})
-			}
-			for _, name := range slices.Sorted(maps.Keys(s.Hosts)) {
-				h.ExtraHosts = append(h.ExtraHosts, name+":"+s.Hosts[name].String())
-			}
-		}),
-		testcontainers.WithEndpointSettingsModifier(func(eps map[string]*dnetwork.EndpointSettings) {
-			if ep := eps[s.Network]; ep != nil && s.IP.IsValid() {
-				ep.IPAMConfig = &dnetwork.EndpointIPAMConfig{IPv4Address: s.IP}
-			}
-		}),
-	)
-	if ctr != nil && err != nil {
-		// Created but not started: it is ours, and teardown will remove it
-		// by label; report the container so its log can be shown.
-		return Container{ID: ctr.GetContainerID(), Name: s.Name}, fmt.Errorf("start %s: %v", s.Name, err)
+	var env []string
+	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
+		env = append(env, k+"="+s.Env[k])
 	}
+	cfg := &container.Config{Image: s.Image, Hostname: s.Name, Env: env, Labels: runLabels(s.RunID, s.Name)}
+	if s.Entrypoint != nil {
+		cfg.Entrypoint, cfg.User = s.Entrypoint, s.User
+	}
+	host := &container.HostConfig{NetworkMode: container.NetworkMode(s.Network), Binds: s.Binds, CapAdd: s.CapAdd}
+	for _, dev := range s.Devices {
+		host.Devices = append(host.Devices, container.DeviceMapping{PathOnHost: dev, PathInContainer: dev, CgroupPermissions: "rwm"})
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.Hosts)) {
+		host.ExtraHosts = append(host.ExtraHosts, name+":"+s.Hosts[name].String())
+	}
+	endpoint := &dnetwork.EndpointSettings{Aliases: []string{s.Name}}
+	if s.IP.IsValid() {
+		endpoint.IPAMConfig = &dnetwork.EndpointIPAMConfig{IPv4Address: s.IP}
+	}
+	res, err := d.cli.ContainerCreate(ctx, client.ContainerCreateOptions{
+		Name: "splitbrain-" + s.RunID + "-" + s.Name, Config: cfg, HostConfig: host,
+		NetworkingConfig: &dnetwork.NetworkingConfig{EndpointsConfig: map[string]*dnetwork.EndpointSettings{s.Network: endpoint}},
+	})
 	if err != nil {
 		return Container{}, fmt.Errorf("start %s: %v", s.Name, err)
 	}
-	return Container{ID: ctr.GetContainerID(), Name: s.Name}, nil
+	// Created but perhaps not started: it is ours, and teardown will
+	// remove it by label; the container is reported so that its log can
+	// be shown.
+	ctr := Container{ID: res.ID, Name: s.Name}
+	if len(s.Files) > 0 {
+		if err := d.copyIn(ctx, res.ID, "/", s.Files, 0o755); err != nil {
+			return ctr, fmt.Errorf("start %s: %v", s.Name, err)
+		}
+	}
+	if _, err := d.cli.ContainerStart(ctx, res.ID, client.ContainerStartOptions{}); err != nil {
+		return ctr, fmt.Errorf("start %s: %v", s.Name, err)
+	}
+	return ctr, nil
 }
 
 // IP is the container's address on the run's network. Inspected, not
