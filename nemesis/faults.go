@@ -191,11 +191,11 @@ var families = map[string][]string{
 // serviceLinks are the faults on a service's links. The service family
 // draws partitionServiceMembers for a target it can strike (Shape): a
 // target with no service of two members or more of their own draws the
-// family as before. partitionZones and partitionServiceOneway are had by
+// family as before. The zone cuts and partitionServiceOneway are had by
 // name: drawn by a family, they would change that family's draws for
 // every target with a service of its own, each of whose rows must then
 // be checked again on five seeds.
-var serviceLinks = []Fault{partitionServiceMembers, partitionZones, partitionServiceOneway}
+var serviceLinks = []Fault{partitionServiceMembers, partitionZones, partitionLeaderZone, partitionServiceOneway}
 
 // catalogue holds every fault by name.
 var catalogue = func() map[string]Fault {
@@ -500,21 +500,42 @@ var partitionServiceMembers = Fault{
 	},
 }
 
-// partitionZones spreads the nodes and the services' members over the
-// target's zones (round robin; a member beside a node in its node's zone)
-// and cuts one zone, drawn at random, from the rest, as when a data centre
-// goes dark. The resource is in no zone: every zone still reaches it.
-// Members beside the nodes are cut with their hosts (Sentinels with their
-// Redis servers), as a zone's machines are.
-var partitionZones = Fault{
-	Name: "partition-zones", Kind: Partition, OnServices: true, FiltersServices: true, Family: "service",
-	inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
-		zones := Zones(c.Nodes(), c.ServiceClusters(), c.Zones())
-		i := rng.IntN(len(zones))
-		l := Links{From: zones[i], To: Rest(zones, i), Way: Both}
-		return cut(ctx, c, fmt.Sprintf("zone %d of %d cut off: %s", i+1, len(zones), l), l)
-	},
+// zoneCut spreads the nodes and the services' members over the target's
+// zones (round robin; a member beside a node in its node's zone) and
+// cuts the zone pick chooses from the rest, as when a data centre goes
+// dark. The resource is in no zone: every zone still reaches it. Members
+// beside the nodes are cut with their hosts (Sentinels with their Redis
+// servers), as a zone's machines are.
+func zoneCut(name string, pick func(c Cluster, zones [][]string, rng *rand.Rand) (zone int, why string)) Fault {
+	return Fault{
+		Name: name, Kind: Partition, OnServices: true, FiltersServices: true, Family: "service",
+		inject: func(ctx context.Context, c Cluster, rng *rand.Rand) (Applied, error) {
+			zones := Zones(c.Nodes(), c.ServiceClusters(), c.Zones())
+			i, why := pick(c, zones, rng)
+			l := Links{From: zones[i], To: Rest(zones, i), Way: Both}
+			return cut(ctx, c, fmt.Sprintf("zone %d of %d cut off%s: %s", i+1, len(zones), why, l), l)
+		},
+	}
 }
+
+// partitionZones cuts a zone drawn at random.
+var partitionZones = zoneCut("partition-zones", func(_ Cluster, zones [][]string, rng *rand.Rand) (int, string) {
+	return rng.IntN(len(zones)), ""
+})
+
+// partitionLeaderZone cuts the leader's zone (a random node's when none
+// is known): the leader in a minority with what its zone holds, as
+// Redis Cluster's write-safety trigger wants (a primary cut from the
+// majority of the primaries).
+var partitionLeaderZone = zoneCut("partition-leader-zone", func(c Cluster, zones [][]string, rng *rand.Rand) (int, string) {
+	leader := leaderOr(c, rng)
+	for i, z := range zones {
+		if slices.Contains(z, leader) {
+			return i, " (" + leader + "'s)"
+		}
+	}
+	return rng.IntN(len(zones)), ""
+})
 
 // partitionServiceOneway cuts the links between the leader (a random node
 // when none is known) and one service's members one way: the node's

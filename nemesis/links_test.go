@@ -123,6 +123,16 @@ func TestServiceLinkFaults(t *testing.T) {
 	if err != nil || !strings.HasPrefix(a.What, "zone ") || len(c.grudge) != 6 {
 		t.Fatalf("partition-zones: %+v, grudge %v, %v", a, c.grudge, err)
 	}
+	a.Heal(ctx)
+
+	// The leader's zone, whatever the draw: n2, with zk2, is zone 2 of 3.
+	for seed := range uint64(8) {
+		a, err = catalogue["partition-leader-zone"].inject(ctx, c, rand.New(rand.NewPCG(seed, 2)))
+		if err != nil || a.What != "zone 2 of 3 cut off (n2's): n2,zk2 | n1,zk1,n3,zk3" || !slices.Contains(c.grudge["n2"].All, "zk3") {
+			t.Fatalf("partition-leader-zone: %+v, grudge %v, %v", a, c.grudge, err)
+		}
+		a.Heal(ctx)
+	}
 
 	// Every way and direction comes up, always between the leader and
 	// the members, one way.

@@ -96,6 +96,7 @@ func TestTaxonomy(t *testing.T) {
 		"partition-service-followers": {Partition, true, "service"},
 		"partition-service-members":   {Partition, true, "service"},
 		"partition-zones":             {Partition, true, "service"},
+		"partition-leader-zone":       {Partition, true, "service"},
 		"partition-service-oneway":    {Partition, true, "service"},
 		"clock-bump":                  {Clock, false, "clock"},
 		"clock-service":               {Clock, true, "clock"},
