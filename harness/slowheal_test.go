@@ -1,10 +1,10 @@
 package harness_test
 
 import (
-	"context"
+	"bufio"
+	"io"
 	"net"
 	"net/http"
-	"net/http/httputil"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,7 +23,10 @@ import (
 // and, once armed, holds every request to start a container for a while
 // before it passes it on: an Engine too loaded to start containers in
 // time, as the heal of a kill meets it, with nothing in the harness
-// changed and the Engine itself untouched.
+// changed and the Engine itself untouched. It passes bytes on as they
+// come, each connection to one of the Engine's, reading the requests
+// only to find the starts: builds' and events' streams go through
+// untouched.
 type slowEngine struct {
 	path  string
 	armed atomic.Bool
@@ -37,24 +40,47 @@ func startSlowEngine(t *testing.T, hold time.Duration) *slowEngine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := &httputil.ReverseProxy{
-		Rewrite: func(r *httputil.ProxyRequest) { r.Out.URL.Scheme, r.Out.URL.Host = "http", "docker" },
-		Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", engine)
-		}},
-		FlushInterval: -1, // the event stream, as it comes
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if p.armed.Load() && r.Method == http.MethodPost && strings.Contains(r.URL.Path, "/containers/") && strings.HasSuffix(r.URL.Path, "/start") {
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			e, err := net.Dial("unix", engine)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			go func() { io.Copy(c, e); c.Close() }()
+			go func() { p.relay(c, e, hold); e.Close() }()
+		}
+	}()
+	return p
+}
+
+// relay passes the requests read from c on to e, holding the starts of
+// containers while armed; after a request that upgrades the connection
+// (an attach, an exec), the rest as it comes.
+func (p *slowEngine) relay(c, e net.Conn, hold time.Duration) {
+	r := bufio.NewReader(c)
+	for {
+		req, err := http.ReadRequest(r)
+		if err != nil {
+			return
+		}
+		if p.armed.Load() && req.Method == http.MethodPost && strings.Contains(req.URL.Path, "/containers/") && strings.HasSuffix(req.URL.Path, "/start") {
 			p.held.Add(1)
 			time.Sleep(hold)
 		}
-		proxy.ServeHTTP(w, r)
-	})}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	return p
+		if err := req.Write(e); err != nil {
+			return
+		}
+		if req.Header.Get("Upgrade") != "" {
+			io.Copy(e, r)
+			return
+		}
+	}
 }
 
 // A heal the Engine is 8 s late to carry out is the harness's lateness,
@@ -69,15 +95,6 @@ func startSlowEngine(t *testing.T, hold time.Duration) *slowEngine {
 func TestSlowHealIsTheHarnessLate(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.TargetDir = "testdata/raft-slow-election"
-	// A quiet run first, straight to the Engine: it builds this process's
-	// images of the run (a link and a cached layer each), which the
-	// proxy below would otherwise carry, and whose answers its body copy
-	// once broke (unexpected EOF).
-	warm := cfg
-	warm.Nemesis, warm.TimeLimit, warm.ResultsDir = []string{"none"}, time.Second, t.TempDir()
-	if _, err := record.Run(harnesstest.Context(t), warm); err != nil {
-		t.Fatal(err)
-	}
 	engine := startSlowEngine(t, 8*time.Second)
 	t.Setenv("DOCKER_HOST", "unix://"+engine.path)
 	cfg.Nemesis = []string{"kill-all"}
