@@ -526,8 +526,8 @@ func (d *Docker) removeWhere(ctx context.Context, label string, doomed func(labe
 		return n, errors.Join(append(errs, err)...)
 	}
 	for _, nw := range ns.Items {
-		if !doomed(nw.Labels, nw.Created) {
-			continue
+		if !doomed(nw.Labels, nw.Created) || (nw.Scope == "swarm" && !d.managesSwarm(ctx)) {
+			continue // a worker sees a swarm's network it is attached to; its manager removes it
 		}
 		switch stuck, err := d.removeNetwork(ctx, nw.ID); {
 		case stuck:

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/netip"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -172,6 +174,12 @@ func (d *Docker) swarmInfo(ctx context.Context) (swarm.Info, error) {
 	return res.Info.Swarm, nil
 }
 
+// managesSwarm says whether the engine is a manager of a swarm.
+func (d *Docker) managesSwarm(ctx context.Context) bool {
+	info, err := d.swarmInfo(ctx)
+	return err == nil && info.ControlAvailable
+}
+
 // NewOverlay creates the run's network across the engines: an attachable
 // overlay on the manager, which every engine's containers join by name,
 // with the file's MTU and a subnet of its own (as NewNetwork's).
@@ -193,15 +201,20 @@ func (e *Engines) NewOverlay(ctx context.Context, runID string) (string, netip.P
 	})
 }
 
-// Ship puts images (refs on from, the engine they were built on) on every
-// engine that lacks them, by the image's id: saved from from and loaded,
+// Ship puts images built on from, the engine that made them, on the
+// engines that need them (an engine's name to its images), each unless
+// the engine holds the same image, by id: saved from from and loaded,
 // with no registry.
-func (e *Engines) Ship(ctx context.Context, from *Docker, refs ...string) error {
-	return firstError(parallel.Do(e.File.Engines, func(en engines.Engine) error {
-		to := e.docker[en.Name]
-		for _, ref := range refs {
+func (e *Engines) Ship(ctx context.Context, from *Docker, need map[string][]string) error {
+	names := slices.Sorted(maps.Keys(need))
+	return firstError(parallel.Do(names, func(name string) error {
+		to := e.docker[name]
+		if to == nil {
+			return fmt.Errorf("no engine %s", name)
+		}
+		for _, ref := range need[name] {
 			if err := to.shipFrom(ctx, from, ref); err != nil {
-				return fmt.Errorf("engine %s: shipping %s: %v", en.Name, ref, err)
+				return fmt.Errorf("engine %s: shipping %s: %v", name, ref, err)
 			}
 		}
 		return nil
