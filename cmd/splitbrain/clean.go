@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/splitbrain/splitbrain/harness"
-	"github.com/splitbrain/splitbrain/harness/engines"
 )
 
 // cleanUsage is the usage of `splitbrain clean`.
@@ -50,13 +49,9 @@ func cleanCmd(ctx context.Context, args []string) (int, error) {
 // cleanEngines removes what is ours from every engine of the engines
 // file at path, then ends the swarm if splitbrain made it.
 func cleanEngines(ctx context.Context, path string) (int, error) {
-	f, err := engines.Load(path)
+	e, err := connectEngines(ctx, path)
 	if err != nil {
-		return 0, badInput("%v", err)
-	}
-	e, err := harness.ConnectEngines(ctx, f)
-	if err != nil {
-		return 0, badInput("%v", err)
+		return 0, err
 	}
 	defer e.Close()
 	n, err := e.Remove(ctx, harness.LabelManaged+"=true")

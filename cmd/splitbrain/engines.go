@@ -36,19 +36,15 @@ func enginesCmd(ctx context.Context, args []string) (int, error) {
 			return 0, err
 		}
 	}
-	f, err := engines.Load(path)
+	e, err := connectEngines(ctx, path)
 	if err != nil {
-		return 0, badInput("%v", err)
-	}
-	e, err := harness.ConnectEngines(ctx, f)
-	if err != nil {
-		return 0, badInput("%v", err)
+		return 0, err
 	}
 	defer e.Close()
 	if err := e.Join(ctx); err != nil {
 		return 0, badInput("%v", err)
 	}
-	for i, en := range f.Engines {
+	for i, en := range e.File.Engines {
 		role := "worker"
 		if i == 0 {
 			role = "manager"
@@ -56,6 +52,21 @@ func enginesCmd(ctx context.Context, args []string) (int, error) {
 		fmt.Printf("%-10s %-28s engine %-10s %s\n", en.Name, en.Host, e.Engine(en.Name).EngineVersion(ctx), role)
 	}
 	return exitValid, nil
+}
+
+// connectEngines reaches every engine of the engines file at path; a file
+// that does not read, or an engine that cannot be reached, is bad input:
+// nothing has started.
+func connectEngines(ctx context.Context, path string) (*harness.Engines, error) {
+	f, err := engines.Load(path)
+	if err != nil {
+		return nil, badInput("%v", err)
+	}
+	e, err := harness.ConnectEngines(ctx, f)
+	if err != nil {
+		return nil, badInput("%v", err)
+	}
+	return e, nil
 }
 
 // startEngines starts n engines in containers and writes their file at

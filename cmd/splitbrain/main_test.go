@@ -3,12 +3,15 @@ package main
 import (
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
 
 // Bad input must exit 254 before anything starts, with no Docker involved.
 func TestBadInputExits254(t *testing.T) {
+	unreachable := filepath.Join(t.TempDir(), "engines.yaml")
+	os.WriteFile(unreachable, []byte("engines:\n  - {name: gone, host: 'tcp://127.0.0.1:1'}\n"), 0o644)
 	for _, args := range [][]string{
 		{},
 		{"frobnicate"},
@@ -26,6 +29,12 @@ func TestBadInputExits254(t *testing.T) {
 		{"conform", "--target", "raft", "--target-dir", "../../targets/raft"},
 		{"conform", "--target", "raft", "--nodes", "1"},
 		{"conform", "--target-dir", "/nonexistent/target"},
+		{"engines"},
+		{"engines", "/nonexistent/engines.yaml"},
+		{"engines", unreachable},
+		{"engines", unreachable, "--start", "10"},
+		{"clean", "--engines", unreachable},
+		{"clean", "--engines", unreachable, "--orphans"},
 	} {
 		if code := run(args); code != exitBadInput {
 			t.Errorf("splitbrain %q exited %d, want %d", args, code, exitBadInput)
@@ -36,7 +45,7 @@ func TestBadInputExits254(t *testing.T) {
 // --help on every command prints each flag with its default and meaning,
 // and exits 0: asking how is not bad input.
 func TestHelpExitsZero(t *testing.T) {
-	for _, cmd := range []string{"run", "conform", "analyze", "serve", "targets", "suite", "merge", "prune", "images", "clean"} {
+	for _, cmd := range []string{"run", "conform", "analyze", "serve", "targets", "suite", "merge", "prune", "images", "clean", "engines"} {
 		var code int
 		out := captureStdout(t, func() { code = run([]string{cmd, "--help"}) })
 		if code != exitValid {
