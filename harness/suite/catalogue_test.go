@@ -90,6 +90,7 @@ func TestLoadErrors(t *testing.T) {
 		{"{target: raft, family: none, expect: valid, figures: {availability.elections: 'at least 1'}}", "want a comparison"},
 		{"{target: raft, family: none, expect: valid, figures: {availability.elections: '>= many'}}", "want a comparison"},
 		{"{target: raft, family: none, expect: valid, found: 1}", "found is for an invalid row"},
+		{"{target: raft, family: none, expect: invalid, by: [stale-token], by_any: true}", "by_any is for an invalid row with two checkers"},
 		{"{target: raft, family: none, expect: invalid, by: [stale-token], found: -1}", "found must not be negative"},
 		{"{target: raft, family: none, expect: invalid, by: [stale-token], found: 1}", "give it runs or seeds"},
 		{"[target: raft", ": did not find expected"},
@@ -137,6 +138,7 @@ func TestJudge(t *testing.T) {
 	caught := Row{Expect: "invalid", By: []string{"leader-overlap"}, May: []string{"election-safety"}}
 	sometimes := caught
 	sometimes.Found = 1
+	either := Row{Expect: "invalid", By: []string{"linearizable", "election-safety"}, ByAny: true}
 	risky := Row{Expect: "valid", May: []string{"linearizable", "election-safety"}}
 	for _, tc := range []struct {
 		row  Row
@@ -155,6 +157,10 @@ func TestJudge(t *testing.T) {
 		{sometimes, report(checkers.Invalid, "leader-overlap"), ""},
 		{sometimes, report(checkers.Unknown), "got unknown"},
 		{sometimes, report(checkers.Invalid, "stale-token"), "got invalid by stale-token"},
+		{either, report(checkers.Invalid, "election-safety"), ""},
+		{either, report(checkers.Invalid, "linearizable", "election-safety"), ""},
+		{either, report(checkers.Invalid, "stale-token"), "want invalid by linearizable or election-safety, got invalid by stale-token"},
+		{caught, report(checkers.Invalid, "leader-overlap", "stale-token"), "stale-token found a violation"},
 		{risky, report(checkers.Valid), ""},
 		{risky, report(checkers.Invalid, "linearizable", "election-safety"), ""},
 		{risky, report(checkers.Invalid, "linearizable", "stale-token"), "want valid, got invalid by linearizable, stale-token"},

@@ -34,12 +34,11 @@ func (r Row) Judge(rep checkers.Report) error {
 		return nil // a miss the row allows; Settle counts them
 	}
 	if rep.Valid != checkers.Invalid {
-		return fmt.Errorf("want invalid by %s, got %s", strings.Join(r.By, ", "), rep.Valid)
+		return fmt.Errorf("want invalid by %s, got %s", r.byWords(), rep.Valid)
 	}
-	for _, c := range r.By {
-		if !slices.Contains(invalid, c) {
-			return fmt.Errorf("want invalid by %s, got invalid%s", strings.Join(r.By, ", "), list(invalid))
-		}
+	found := slices.ContainsFunc(r.By, func(c string) bool { return slices.Contains(invalid, c) })
+	if !found || (!r.ByAny && !allIn(r.By, invalid)) {
+		return fmt.Errorf("want invalid by %s, got invalid%s", r.byWords(), list(invalid))
 	}
 	for _, c := range invalid {
 		if !slices.Contains(r.By, c) && !slices.Contains(r.May, c) {

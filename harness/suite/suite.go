@@ -99,6 +99,10 @@ type Row struct {
 	// verdict that differs.
 	By  []string `yaml:"by"`
 	May []string `yaml:"may"`
+	// ByAny: any one of By finding the violation is enough, for a flaw
+	// that shows one way or another from run to run (a primary that
+	// wakes primary loses writes, or reuses a timeline, or both).
+	ByAny bool `yaml:"by_any"`
 	// Found, for an invalid row, is how many of its runs under each
 	// nemesis list must find the violation; the others may come back
 	// valid. Zero: every run. For a violation that a run has a chance of
@@ -337,6 +341,8 @@ func (s *Suite) validate(r Row, ms []targets.Manifest) error {
 		return errors.New("a valid row names no checkers that must find a violation (by); may names those a documented risk lets find one")
 	case r.Expect == "invalid" && len(r.By) == 0:
 		return errors.New("an invalid row names the checkers that find it (by)")
+	case r.ByAny && (r.Expect != "invalid" || len(r.By) < 2):
+		return errors.New("by_any is for an invalid row with two checkers or more in by")
 	case r.Found < 0:
 		return errors.New("found must not be negative")
 	case r.Found > 0 && r.Expect != "invalid":
@@ -429,6 +435,15 @@ func label(target string, r Row) string {
 	return l
 }
 
+// byWords are the checkers of By, joined as the row needs them: all, or
+// any one.
+func (r Row) byWords() string {
+	if r.ByAny {
+		return strings.Join(r.By, " or ")
+	}
+	return strings.Join(r.By, ", ")
+}
+
 // Expected says what the row must find, in words.
 func (r Row) Expected() string {
 	if r.Expect == "valid" {
@@ -437,7 +452,7 @@ func (r Row) Expected() string {
 		}
 		return "valid"
 	}
-	by := "invalid by " + strings.Join(r.By, ", ")
+	by := "invalid by " + r.byWords()
 	if r.Found > 0 {
 		by += fmt.Sprintf(" in %d+ runs", r.Found)
 	}

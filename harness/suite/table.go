@@ -90,7 +90,7 @@ func Detection(firsts []float64, runs int) string {
 func (r Row) cell() string {
 	s := r.Expect
 	if r.Expect == "invalid" {
-		s = "**invalid**: " + strings.Join(r.By, ", ")
+		s = "**invalid**: " + r.byWords()
 		if r.Found > 0 {
 			s += fmt.Sprintf(" in %d+ of %d runs", r.Found, max(len(r.Seeds), r.Runs, 1))
 		}
