@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"slices"
 	"strconv"
 	"time"
 
@@ -90,13 +89,17 @@ func (d *Docker) StartEngines(ctx context.Context, runID string, n int) (engines
 	for i := range f.Engines {
 		f.Engines[i].Name = "e" + strconv.Itoa(i+1)
 	}
-	errs := parallel.Do(f.Engines, func(e engines.Engine) error {
+	each := make([]int, n)
+	for i := range each {
+		each[i] = i
+	}
+	errs := parallel.Do(each, func(i int) error {
+		e := &f.Engines[i] // each call fills its own engine's host
 		ip, err := d.startBox(ctx, runID, e.Name, top(images).tag, netName)
 		if err != nil {
 			return fmt.Errorf("engine %s: %v", e.Name, err)
 		}
-		// Each call writes its own engine's field, found by its name.
-		f.Engines[slices.IndexFunc(f.Engines, func(o engines.Engine) bool { return o.Name == e.Name })].Host = "tcp://" + netip.AddrPortFrom(ip, boxPort).String()
+		e.Host = "tcp://" + netip.AddrPortFrom(ip, boxPort).String()
 		return nil
 	})
 	if err := firstError(errs); err != nil {
