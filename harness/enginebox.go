@@ -93,7 +93,7 @@ func (d *Docker) StartEngines(ctx context.Context, runID string, n int) (engines
 	for i := range each {
 		each[i] = i
 	}
-	errs := parallel.Do(each, func(i int) error {
+	err = parallel.First(each, func(i int) error {
 		e := &f.Engines[i] // each call fills its own engine's host
 		ip, err := d.startBox(ctx, runID, e.Name, top(images).tag, netName)
 		if err != nil {
@@ -102,7 +102,7 @@ func (d *Docker) StartEngines(ctx context.Context, runID string, n int) (engines
 		e.Host = "tcp://" + netip.AddrPortFrom(ip, boxPort).String()
 		return nil
 	})
-	if err := firstError(errs); err != nil {
+	if err != nil {
 		return engines.File{}, err
 	}
 	return f, f.Validate()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -26,6 +27,9 @@ import (
 // VXLAN traffic (docs/engines.md says what to open).
 const swarmPort = 2377
 
+// swarmListen is where an engine of the swarm listens for the others.
+var swarmListen = net.JoinHostPort("0.0.0.0", strconv.Itoa(swarmPort))
+
 // Engines are the Docker Engines a run spreads over, joined in one
 // swarm whose manager is the first of the file.
 type Engines struct {
@@ -37,7 +41,7 @@ type Engines struct {
 func ConnectEngines(ctx context.Context, f engines.File) (*Engines, error) {
 	e := &Engines{File: f, docker: map[string]*Docker{}}
 	var mu sync.Mutex
-	err := firstError(parallel.Do(f.Engines, func(en engines.Engine) error {
+	err := parallel.First(f.Engines, func(en engines.Engine) error {
 		opts := []client.Opt{client.WithHost(en.Host)}
 		if t := en.TLS; t != nil {
 			opts = append(opts, client.WithTLSClientConfig(t.CA, t.Cert, t.Key))
@@ -50,7 +54,7 @@ func ConnectEngines(ctx context.Context, f engines.File) (*Engines, error) {
 		defer mu.Unlock()
 		e.docker[en.Name] = d
 		return nil
-	}))
+	})
 	if err != nil {
 		e.Close()
 		return nil, err
@@ -89,7 +93,7 @@ func (e *Engines) Join(ctx context.Context) error {
 	switch {
 	case info.LocalNodeState == swarm.LocalNodeStateInactive:
 		_, err := md.cli.SwarmInit(ctx, client.SwarmInitOptions{
-			ListenAddr:    "0.0.0.0:" + strconv.Itoa(swarmPort),
+			ListenAddr:    swarmListen,
 			AdvertiseAddr: m.AdvertiseAddr(),
 			Spec:          swarm.Spec{Annotations: swarm.Annotations{Labels: ownLabels()}},
 		})
@@ -129,9 +133,9 @@ func (e *Engines) Join(ctx context.Context) error {
 			return fmt.Errorf("engine %s: in another swarm than engine %s's (its node %s is %s there)", en.Name, m.Name, info.NodeID, info.LocalNodeState)
 		}
 		_, err = d.cli.SwarmJoin(ctx, client.SwarmJoinOptions{
-			ListenAddr:    "0.0.0.0:" + strconv.Itoa(swarmPort),
+			ListenAddr:    swarmListen,
 			AdvertiseAddr: en.AdvertiseAddr(),
-			RemoteAddrs:   []string{netipJoin(managerAddr, swarmPort)},
+			RemoteAddrs:   []string{net.JoinHostPort(managerAddr, strconv.Itoa(swarmPort))},
 			JoinToken:     sw.Swarm.JoinTokens.Worker,
 		})
 		if err != nil {
@@ -150,12 +154,12 @@ func (e *Engines) Leave(ctx context.Context) error {
 	if err != nil || sw.Swarm.Spec.Labels[LabelManaged] != "true" {
 		return nil // in no swarm, or not ours
 	}
-	err = firstError(parallel.Do(e.File.Engines[1:], func(en engines.Engine) error {
+	err = parallel.First(e.File.Engines[1:], func(en engines.Engine) error {
 		if _, err := e.docker[en.Name].cli.SwarmLeave(ctx, client.SwarmLeaveOptions{Force: true}); err != nil && !cerrdefs.IsFailedPrecondition(err) {
 			return fmt.Errorf("engine %s: leaving the swarm: %v", en.Name, err)
 		}
 		return nil
-	}))
+	})
 	if err != nil {
 		return err
 	}
@@ -207,7 +211,7 @@ func (e *Engines) NewOverlay(ctx context.Context, runID string) (string, netip.P
 // with no registry.
 func (e *Engines) Ship(ctx context.Context, from *Docker, need map[string][]string) error {
 	names := slices.Sorted(maps.Keys(need))
-	return firstError(parallel.Do(names, func(name string) error {
+	return parallel.First(names, func(name string) error {
 		to := e.docker[name]
 		if to == nil {
 			return fmt.Errorf("no engine %s", name)
@@ -218,7 +222,7 @@ func (e *Engines) Ship(ctx context.Context, from *Docker, need map[string][]stri
 			}
 		}
 		return nil
-	}))
+	})
 }
 
 // shipFrom loads ref from from onto d unless d holds the same image.
@@ -315,25 +319,5 @@ func (e *Engines) StartGateway(ctx context.Context, runID, overlay string, subne
 	if host == "" {
 		host = "127.0.0.1" // a unix socket: an engine of this machine
 	}
-	hostPort, _ := strconv.Atoi(bound[0].HostPort)
-	return gateway.Dialer{Proxy: netipJoin(host, hostPort)}, nil
-}
-
-// firstError is the first error of errs, in their order: one line for
-// the first engine that failed.
-func firstError(errs []error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// netipJoin is addr:port, addr an IP or a host name.
-func netipJoin(addr string, port int) string {
-	if a, err := netip.ParseAddr(addr); err == nil {
-		return netip.AddrPortFrom(a, uint16(port)).String()
-	}
-	return addr + ":" + strconv.Itoa(port)
+	return gateway.Dialer{Proxy: net.JoinHostPort(host, bound[0].HostPort)}, nil
 }

@@ -160,7 +160,6 @@ func TestJudge(t *testing.T) {
 		{either, report(checkers.Invalid, "election-safety"), ""},
 		{either, report(checkers.Invalid, "linearizable", "election-safety"), ""},
 		{either, report(checkers.Invalid, "stale-token"), "want invalid by linearizable or election-safety, got invalid by stale-token"},
-		{caught, report(checkers.Invalid, "leader-overlap", "stale-token"), "stale-token found a violation"},
 		{risky, report(checkers.Valid), ""},
 		{risky, report(checkers.Invalid, "linearizable", "election-safety"), ""},
 		{risky, report(checkers.Invalid, "linearizable", "stale-token"), "want valid, got invalid by linearizable, stale-token"},

@@ -23,3 +23,15 @@ func Do[T any](items []T, f func(T) error) []error {
 func Each[T any](items []T, f func(T) error) error {
 	return errors.Join(Do(items, f)...)
 }
+
+// First is Do with the first error in the order of the items, alone: nil
+// when every call succeeded. For a message of one line naming the first
+// item that failed.
+func First[T any](items []T, f func(T) error) error {
+	for _, err := range Do(items, f) {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

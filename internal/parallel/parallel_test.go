@@ -51,3 +51,21 @@ func TestEachJoinsInOrder(t *testing.T) {
 		t.Fatalf("Each of nothing = %v", err)
 	}
 }
+
+func TestFirstIsTheFirstInTheItemsOrder(t *testing.T) {
+	err := First([]int{0, 1, 2, 3}, func(i int) error {
+		if i == 0 {
+			time.Sleep(10 * time.Millisecond) // ends last, comes first
+		}
+		if i != 1 {
+			return fmt.Errorf("item %d", i)
+		}
+		return nil
+	})
+	if err == nil || err.Error() != "item 0" {
+		t.Fatalf("got %v, want item 0's error alone", err)
+	}
+	if err := First([]int{1, 2}, func(int) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+}
