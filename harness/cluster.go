@@ -40,14 +40,20 @@ const (
 // see it: node names, their current addresses, and the Docker handles
 // behind them. It carries out the nemesis's faults.
 type cluster struct {
-	docker   *Docker
-	network  string
-	port     int
-	leader   func() string       // the observer's view, set once it runs
-	view     func() nemesis.View // the same, node by node
-	clockDir string              // host folder with a subfolder per node, mounted into it
-	faketime *faketimeClocks     // for targets whose clocks libfaketime skews; nil for the SDK's
-	guard    *guard              // told of the containers we stop ourselves; nil before the workload
+	docker *Docker // the controller's engine, and every container's unless placed says another
+	// placed is the engine of each container of a run spread over
+	// several (harness/swarm.go), by name; nil for a run on docker alone.
+	placed map[string]*Docker
+	// transport reaches the run's addresses: through the gateway into
+	// its overlay when it spreads over engines; nil (directly) otherwise.
+	transport *http.Transport
+	network   string
+	port      int
+	leader    func() string       // the observer's view, set once it runs
+	view      func() nemesis.View // the same, node by node
+	clockDir  string              // host folder with a subfolder per node, mounted into it
+	faketime  *faketimeClocks     // for targets whose clocks libfaketime skews; nil for the SDK's
+	guard     *guard              // told of the containers we stop ourselves; nil before the workload
 
 	restartMu sync.Mutex // see Restart
 	mu        sync.RWMutex
@@ -167,13 +173,46 @@ func (c *cluster) host(name string) []string {
 	return out
 }
 
-// onHost does act to name and, at once, to the members beside it. A
-// member that is not running (it exited on its own, and the noteDown at
-// the end of the run tells of it) has nothing to kill, freeze or thaw:
-// that is no failure of the fault on the node.
-func (c *cluster) onHost(name string, act func(id string) error) error {
+// on is the engine that holds container name (a node, a service member
+// or the resource); a member beside a node, or a sidecar, is on the
+// node's.
+func (c *cluster) on(name string) *Docker {
+	if host, ok := c.beside[name]; ok {
+		name = host
+	}
+	if d := c.placed[name]; d != nil {
+		return d
+	}
+	return c.docker
+}
+
+// DialContext opens a connection to an address of the run's network, as
+// the workload's and the observer's clients do (workloads.Dialer).
+func (c *cluster) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	if c.transport != nil {
+		return c.transport.DialContext(ctx, network, addr)
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, network, addr)
+}
+
+// client is an HTTP client to the run's addresses whose requests take at
+// most timeout.
+func (c *cluster) client(timeout time.Duration) *http.Client {
+	if c.transport == nil {
+		return &http.Client{Timeout: timeout} // http's default transport
+	}
+	return &http.Client{Timeout: timeout, Transport: c.transport}
+}
+
+// onHost does act to name and, at once, to the members beside it, each
+// through the engine that holds it. A member that is not running (it
+// exited on its own, and the noteDown at the end of the run tells of it)
+// has nothing to kill, freeze or thaw: that is no failure of the fault
+// on the node.
+func (c *cluster) onHost(name string, act func(d *Docker, id string) error) error {
 	return parallel.Each(c.host(name), func(n string) error {
-		err := act(c.ids[n])
+		err := act(c.on(n), c.ids[n])
 		if n != name && cerrdefs.IsConflict(err) {
 			return nil
 		}
@@ -182,12 +221,12 @@ func (c *cluster) onHost(name string, act func(id string) error) error {
 }
 
 func (c *cluster) Kill(ctx context.Context, name string) error {
-	return c.halt(name, func(id string) error { return c.docker.Kill(ctx, id) })
+	return c.halt(name, func(d *Docker, id string) error { return d.Kill(ctx, id) })
 }
 
 // halt ends name's host by end, each container told to the guard first.
-func (c *cluster) halt(name string, end func(id string) error) error {
-	return c.onHost(name, func(id string) error {
+func (c *cluster) halt(name string, end func(d *Docker, id string) error) error {
+	return c.onHost(name, func(d *Docker, id string) error {
 		c.guard.expectStop(id)
 		c.mu.RLock()
 		for n, cid := range c.ids {
@@ -196,7 +235,7 @@ func (c *cluster) halt(name string, end func(id string) error) error {
 			}
 		}
 		c.mu.RUnlock()
-		return end(id)
+		return end(d, id)
 	})
 }
 
@@ -207,7 +246,7 @@ func (c *cluster) halt(name string, end func(id string) error) error {
 // start after it, into its new namespace.
 func (c *cluster) Restart(ctx context.Context, name string) error {
 	for i, n := range c.host(name) {
-		if err := c.docker.Restart(ctx, c.ids[n]); err != nil {
+		if err := c.on(n).Restart(ctx, c.ids[n]); err != nil {
 			if i == 0 {
 				return err
 			}
@@ -232,7 +271,7 @@ func (c *cluster) Restart(ctx context.Context, name string) error {
 	c.restartMu.Lock()
 	defer c.restartMu.Unlock()
 	for _, n := range clocks {
-		if err := c.docker.RestartContainer(ctx, c.clockSidecars[n]); err != nil {
+		if err := c.on(n).RestartContainer(ctx, c.clockSidecars[n]); err != nil {
 			return fmt.Errorf("restart %s's clock sidecar: %v", n, err)
 		}
 		if err := c.waitClockSidecar(ctx, n); err != nil {
@@ -241,7 +280,7 @@ func (c *cluster) Restart(ctx context.Context, name string) error {
 	}
 	if sidecar != "" {
 		c.guard.expectStop(sidecar)
-		if err := c.docker.RestartContainer(ctx, sidecar); err != nil {
+		if err := c.on(name).RestartContainer(ctx, sidecar); err != nil {
 			return fmt.Errorf("restart %s's packet filter: %v", name, err)
 		}
 		if err := c.waitSidecars(ctx, []string{name}, 10*time.Second); err != nil {
@@ -259,11 +298,11 @@ func (c *cluster) Restart(ctx context.Context, name string) error {
 }
 
 func (c *cluster) Pause(ctx context.Context, name string) error {
-	return c.onHost(name, func(id string) error { return c.docker.Pause(ctx, id) })
+	return c.onHost(name, func(d *Docker, id string) error { return d.Pause(ctx, id) })
 }
 
 func (c *cluster) Resume(ctx context.Context, name string) error {
-	return c.onHost(name, func(id string) error { return c.docker.Unpause(ctx, id) })
+	return c.onHost(name, func(d *Docker, id string) error { return d.Unpause(ctx, id) })
 }
 
 // SetClock rewrites the node's clock file, which the node's SDK clock
@@ -280,6 +319,11 @@ func (c *cluster) SetClock(ctx context.Context, node string, s contract.Skew) er
 	}
 	if err := writeAtomic(filepath.Join(c.clockDir, node), clockFile, b); err != nil {
 		return err
+	}
+	if c.remote() {
+		if err := c.copyClock(ctx, node, clockFile, b); err != nil {
+			return fmt.Errorf("copying %s's clock file in: %v", node, err)
+		}
 	}
 	c.mu.RLock()
 	_, process := c.clockSidecars[node]
@@ -394,7 +438,7 @@ func (c *cluster) applyRules(ctx context.Context, node netip.Addr, r netfilter.R
 	if err != nil {
 		return err
 	}
-	resp, err := sidecarClient.Do(req)
+	resp, err := c.client(sidecarTimeout).Do(req)
 	if err != nil {
 		return err
 	}
@@ -406,7 +450,8 @@ func (c *cluster) applyRules(ctx context.Context, node netip.Addr, r netfilter.R
 	return nil
 }
 
-var sidecarClient = &http.Client{Timeout: 5 * time.Second}
+// sidecarTimeout bounds a request to a packet-filter sidecar.
+const sidecarTimeout = 5 * time.Second
 
 // learnAddress asks Docker for the address of node's container id; a
 // member beside a node has the node's. It takes the id rather than
@@ -419,7 +464,7 @@ func (c *cluster) learnAddress(ctx context.Context, node, id string) error {
 		c.mu.Unlock()
 		return nil
 	}
-	ip, err := c.docker.IP(ctx, id, c.network)
+	ip, err := c.on(node).IP(ctx, id, c.network)
 	if err != nil {
 		return err
 	}
@@ -435,7 +480,7 @@ func (c *cluster) learnAddress(ctx context.Context, node, id string) error {
 
 // waitSidecars waits until the packet-filter sidecars of nodes answer.
 func (c *cluster) waitSidecars(ctx context.Context, nodes []string, timeout time.Duration) error {
-	_, err := waitAll(ctx, nodes, timeout, func(node string) string {
+	_, err := c.waitAll(ctx, nodes, timeout, func(node string) string {
 		c.mu.RLock()
 		defer c.mu.RUnlock()
 		return fmt.Sprintf("http://%s/health", netip.AddrPortFrom(c.ips[node], netfilter.Port))
@@ -452,10 +497,10 @@ func (c *cluster) waitService(ctx context.Context, name, id string, s targets.Se
 	addr := netip.AddrPortFrom(c.ips[name], uint16(s.Port))
 	c.mu.RUnlock()
 	if s.Health != "" {
-		if _, err := waitAll(ctx, []string{name}, timeout, func(string) string { return "http://" + addr.String() + s.Health }); err != nil {
+		if _, err := c.waitAll(ctx, []string{name}, timeout, func(string) string { return "http://" + addr.String() + s.Health }); err != nil {
 			return err
 		}
-	} else if err := waitPort(ctx, addr, timeout); err != nil {
+	} else if err := c.waitPort(ctx, addr, timeout); err != nil {
 		return fmt.Errorf("%s accepted no connection on port %d within %s", name, s.Port, timeout)
 	}
 	if len(s.Ready) == 0 {
@@ -465,7 +510,7 @@ func (c *cluster) waitService(ctx context.Context, name, id string, s targets.Se
 	defer cancel()
 	var last string
 	for {
-		code, out, err := c.docker.Exec(ctx, id, s.Ready)
+		code, out, err := c.on(name).Exec(ctx, id, s.Ready)
 		if err == nil && code == 0 {
 			return nil
 		}
@@ -481,12 +526,11 @@ func (c *cluster) waitService(ctx context.Context, name, id string, s targets.Se
 }
 
 // waitPort waits until addr accepts a TCP connection.
-func waitPort(ctx context.Context, addr netip.AddrPort, timeout time.Duration) error {
+func (c *cluster) waitPort(ctx context.Context, addr netip.AddrPort, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	var d net.Dialer
 	for {
-		conn, err := d.DialContext(ctx, "tcp", addr.String())
+		conn, err := c.DialContext(ctx, "tcp", addr.String())
 		if err == nil {
 			return conn.Close()
 		}
@@ -506,17 +550,25 @@ func (c *cluster) waitHealthy(ctx context.Context, timeout time.Duration) ([]str
 		c.mu.RLock()
 		id := c.ids[node]
 		c.mu.RUnlock()
-		gone, _ := c.docker.Exited(ctx, id)
+		gone, _ := c.on(node).Exited(ctx, id)
 		return gone
 	}
-	return waitAllWhile(ctx, c.nodes, timeout, func(node string) string { return c.NodeURL(node) + contract.HealthPath }, exited)
+	return waitAllWhile(ctx, c.client(healthTimeout), c.nodes, timeout, func(node string) string { return c.NodeURL(node) + contract.HealthPath }, exited)
 }
 
 // waitAll polls url(node) for every node until each answers 200 or the
 // deadline passes, and names the nodes that never did.
 func waitAll(ctx context.Context, nodes []string, timeout time.Duration, url func(string) string) ([]string, error) {
-	return waitAllWhile(ctx, nodes, timeout, url, nil)
+	return waitAllWhile(ctx, &http.Client{Timeout: healthTimeout}, nodes, timeout, url, nil)
 }
+
+// waitAll is waitAll on the run's network.
+func (c *cluster) waitAll(ctx context.Context, nodes []string, timeout time.Duration, url func(string) string) ([]string, error) {
+	return waitAllWhile(ctx, c.client(healthTimeout), nodes, timeout, url, nil)
+}
+
+// healthTimeout bounds one health request of a wait.
+const healthTimeout = 500 * time.Millisecond
 
 // exitedPoll is how often waitAllWhile asks whether a node is gone: an
 // inspection costs the Engine more than a health request.
@@ -525,14 +577,13 @@ const exitedPoll = time.Second
 // errGone is a node's wait given up because the node is gone.
 var errGone = errors.New("gone")
 
-// waitAllWhile is waitAll that gives up once gone says of a node that it
-// never will answer; then it names the nodes that are gone, first.
-func waitAllWhile(ctx context.Context, nodes []string, timeout time.Duration, url func(string) string, gone func(string) bool) ([]string, error) {
+// waitAllWhile is waitAll by hc that gives up once gone says of a node
+// that it never will answer; then it names the nodes that are gone, first.
+func waitAllWhile(ctx context.Context, hc *http.Client, nodes []string, timeout time.Duration, url func(string) string, gone func(string) bool) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	waiting, giveUp := context.WithCancel(ctx)
 	defer giveUp()
-	hc := &http.Client{Timeout: 500 * time.Millisecond}
 	errs := parallel.Do(nodes, func(node string) error {
 		asked := time.Now()
 		for {

@@ -69,8 +69,12 @@ func (r *run) underDisk(ctx context.Context, spec ContainerSpec, dirs []string, 
 	}
 	entry = append(append(append(entry, "--"), cfg.Entrypoint...), cfg.Cmd...)
 	spec.Entrypoint, spec.User = entry, "0" // it mounts, then runs the program as the image's user
-	spec.CapAdd, spec.Devices = []string{"SYS_ADMIN"}, []string{"/dev/fuse"}
-	spec.Files = map[string][]byte{diskfs.Program: prog}
+	spec.CapAdd, spec.Devices = []string{"SYS_ADMIN"}, []string{fuseDevice}
+	spec.Files = maps.Clone(spec.Files)
+	if spec.Files == nil {
+		spec.Files = map[string][]byte{}
+	}
+	spec.Files[diskfs.Program] = prog
 	return spec, nil
 }
 
@@ -107,14 +111,18 @@ func (r *run) copyDiskProgram(ctx context.Context) ([]byte, error) {
 	return os.ReadFile(filepath.Join(tmp, "app"))
 }
 
+// fuseDevice is the device the disk-fault layer mounts its file system by.
+const fuseDevice = "/dev/fuse"
+
 // diskRefused is the bad input a node's or member's layer exited with,
 // when it could not start the container (a data directory the image
 // lacks, FUSE refused), or nil.
 func (r *run) diskRefused(ctx context.Context, id, name string) error {
-	if exited, code := r.docker.Exited(ctx, id); !exited || code != diskfs.ExitRefused || !r.faultsDisks() {
+	d := r.cluster.on(name)
+	if exited, code := d.Exited(ctx, id); !exited || code != diskfs.ExitRefused || !r.faultsDisks() {
 		return nil
 	}
-	logs, _ := r.docker.Logs(ctx, id)
+	logs, _ := d.Logs(ctx, id)
 	who := "node " + name
 	if _, member := r.cluster.serviceOf[name]; member {
 		who = "service " + name
@@ -137,7 +145,7 @@ func (c *cluster) SetDisk(ctx context.Context, node string, d nemesis.Disk) erro
 	c.mu.RLock()
 	url := "http://" + netip.AddrPortFrom(c.ips[node], diskfs.Port).String() + "/fault"
 	c.mu.RUnlock()
-	return putJSON(ctx, url, "the disk-fault layer of "+node, diskfs.Fault{Stall: d.Stall, Fail: d.Fail})
+	return putJSON(ctx, c.client(0), url, "the disk-fault layer of "+node, diskfs.Fault{Stall: d.Stall, Fail: d.Fail})
 }
 
 // PowerCut kills node (or a service member), and the members beside it,
@@ -149,11 +157,11 @@ func (c *cluster) PowerCut(ctx context.Context, node string) error {
 	c.mu.RLock()
 	nodeID := c.ids[node]
 	c.mu.RUnlock()
-	return c.halt(node, func(id string) error {
-		if err := c.docker.Kill(ctx, id); err != nil || id != nodeID {
+	return c.halt(node, func(d *Docker, id string) error {
+		if err := d.Kill(ctx, id); err != nil || id != nodeID {
 			return err
 		}
-		return c.docker.copyIn(ctx, id, diskfs.Dir, map[string][]byte{diskfs.PowerCut: nil}, 0o644)
+		return d.copyIn(ctx, id, diskfs.Dir, map[string][]byte{diskfs.PowerCut: nil}, 0o644)
 	})
 }
 

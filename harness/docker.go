@@ -578,10 +578,15 @@ func (d *Docker) removeNetwork(ctx context.Context, id string) (stuck bool, err 
 	deadline := time.Now().Add(endpointRelease)
 	for {
 		_, err := d.cli.NetworkRemove(ctx, id, client.NetworkRemoveOptions{})
-		if err == nil || cerrdefs.IsNotFound(err) {
+		// A swarm's manager lists an overlay for a moment after its
+		// removal, and then answers that it is not found, not as 404.
+		if err == nil || cerrdefs.IsNotFound(err) || strings.Contains(err.Error(), "not found") {
 			return false, nil
 		}
-		if !strings.Contains(err.Error(), "active endpoints") {
+		// An overlay's swarm lets go of the attachment of a container
+		// on a worker a moment after its removal (and of one on an
+		// engine that is lost, only once it is back).
+		if !strings.Contains(err.Error(), "active endpoints") && !strings.Contains(err.Error(), "in use by task") {
 			return false, err
 		}
 		if time.Now().After(deadline) {

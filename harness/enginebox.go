@@ -62,9 +62,12 @@ func boxImages() []heavyImage {
 }
 
 // boxCaps are what an inner engine needs of the kernel: mounts (its
-// cgroups, its containers' filesystems) and its own network rules.
-// Never --privileged.
-var boxCaps = []string{"SYS_ADMIN", "NET_ADMIN"}
+// cgroups, its containers' filesystems) and its own network rules, and
+// what it grants the containers of a run in turn: a capability outside
+// its own bounding set it cannot give (a clock sidecar's ptrace, a
+// packet filter's network rules, the disk layer's mount). Never
+// --privileged.
+var boxCaps = []string{"SYS_ADMIN", "NET_ADMIN", "SYS_PTRACE"}
 
 // StartEngines starts n engines in containers of run runID on a network
 // of their own, waits until each answers, and returns them as an engines
@@ -119,6 +122,8 @@ func (d *Docker) startBox(ctx context.Context, runID, name, image, netName strin
 			SecurityOpt:  []string{"seccomp=unconfined", "apparmor=unconfined"},
 			CgroupnsMode: container.CgroupnsModePrivate,
 			NetworkMode:  container.NetworkMode(netName),
+			// The disk-fault layer's FUSE, for its containers.
+			Resources: container.Resources{Devices: []container.DeviceMapping{{PathOnHost: fuseDevice, PathInContainer: fuseDevice, CgroupPermissions: "rwm"}}},
 		},
 	})
 	if err != nil {

@@ -61,7 +61,9 @@ func faketimeSpec(s contract.Skew, now time.Time) string {
 // faketimeClocks writes the timestamp files of the nodes' skews, and keeps
 // rewriting those whose clocks run at another rate until stopped.
 type faketimeClocks struct {
-	dir string // the run's clock folder, a subfolder per node
+	// write replaces node's timestamp file by b, whole: in its clock
+	// folder here, or copied into its container on another engine.
+	write func(node string, b []byte) error
 
 	mu    sync.Mutex
 	skews map[string]contract.Skew // nodes whose clocks run at another rate
@@ -69,8 +71,14 @@ type faketimeClocks struct {
 	done  chan struct{}
 }
 
-func startFaketime(dir string) *faketimeClocks {
-	f := &faketimeClocks{dir: dir, skews: map[string]contract.Skew{}, stop: make(chan struct{}), done: make(chan struct{})}
+// faketimeWriter replaces a node's timestamp file in the clock folder dir.
+func faketimeWriter(dir string) func(node string, b []byte) error {
+	return func(node string, b []byte) error { return writeAtomic(filepath.Join(dir, node), faketimeFile, b) }
+}
+
+// startFaketimeBy writes the timestamp files with write.
+func startFaketimeBy(write func(node string, b []byte) error) *faketimeClocks {
+	f := &faketimeClocks{write: write, skews: map[string]contract.Skew{}, stop: make(chan struct{}), done: make(chan struct{})}
 	go f.run()
 	return f
 }
@@ -85,7 +93,7 @@ func (f *faketimeClocks) set(node string, s contract.Skew) error {
 	} else {
 		delete(f.skews, node)
 	}
-	return writeAtomic(filepath.Join(f.dir, node), faketimeFile, []byte(faketimeSpec(s, time.Now())))
+	return f.write(node, []byte(faketimeSpec(s, time.Now())))
 }
 
 func (f *faketimeClocks) run() {
@@ -102,7 +110,7 @@ func (f *faketimeClocks) run() {
 			// a loaded machine would write an offset already old.
 			now := time.Now()
 			for node, s := range f.skews {
-				_ = writeAtomic(filepath.Join(f.dir, node), faketimeFile, []byte(faketimeSpec(s, now)))
+				_ = f.write(node, []byte(faketimeSpec(s, now)))
 			}
 			f.mu.Unlock()
 		}

@@ -57,7 +57,7 @@ func TestFaketimeFollowsSkews(t *testing.T) {
 	dir := t.TempDir()
 	os.Mkdir(filepath.Join(dir, "n1"), 0o755)
 	file := filepath.Join(dir, "n1", faketimeFile)
-	f := startFaketime(dir)
+	f := startFaketimeBy(faketimeWriter(dir))
 	defer f.close()
 	near := func(got, want time.Duration) bool { return math.Abs(float64(got-want)) < float64(300*time.Millisecond) }
 
@@ -137,7 +137,7 @@ func TestFaketimeInAContainer(t *testing.T) {
 
 	clocks := t.TempDir()
 	os.Mkdir(filepath.Join(clocks, "n1"), 0o755)
-	f := startFaketime(clocks)
+	f := startFaketimeBy(faketimeWriter(clocks))
 	defer f.close()
 	const skew = -1000 * time.Second
 	if err := f.set("n1", contract.Skew{Offset: skew}); err != nil {
@@ -231,7 +231,7 @@ func TestFaketimeKinds(t *testing.T) {
 		t.Fatal(err)
 	}
 	clocks := t.TempDir()
-	f := startFaketime(clocks)
+	f := startFaketimeBy(faketimeWriter(clocks))
 	defer f.close()
 	runID, nw := throwawayNetwork(t, d, "test-faketime-kinds")
 	ids := map[string]string{}

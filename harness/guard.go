@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/moby/moby/api/types/events"
+	"github.com/moby/moby/client"
 )
 
 // EnvironmentError says that the run's environment broke under it: a
@@ -150,15 +151,44 @@ func (g *guard) err() error {
 
 // follow reads the Engine's events about the run's containers until ctx
 // ends. A stream that ends before then is an Engine gone or restarting.
-func (g *guard) follow(ctx context.Context, msgs <-chan events.Message, errs <-chan error) {
+func (g *guard) follow(ctx context.Context, engine string, msgs <-chan events.Message, errs <-chan error) {
 	for {
 		select {
 		case m := <-msgs:
 			g.see(m)
 		case err := <-errs:
 			if ctx.Err() == nil {
-				g.fail("the Docker Engine stopped answering (%v)", err)
+				if engine != "" {
+					engine = " " + engine
+				}
+				g.fail("the Docker Engine%s stopped answering (%v)", engine, err)
 			}
+			return
+		}
+	}
+}
+
+// Over several engines, one whose host went down or whose network was
+// cut may never end its event stream: the guard asks it every engineBeat
+// whether it answers, and gives it engineWait to.
+const (
+	engineBeat = 2 * time.Second
+	engineWait = 5 * time.Second
+)
+
+// ping fails the run once engine d does not answer, or ctx ends.
+func (g *guard) ping(ctx context.Context, engine string, d *Docker) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(engineBeat):
+		}
+		asked, cancel := context.WithTimeout(ctx, engineWait)
+		_, err := d.cli.Ping(asked, client.PingOptions{})
+		cancel()
+		if err != nil && ctx.Err() == nil {
+			g.fail("the Docker Engine %s stopped answering (%v)", engine, err)
 			return
 		}
 	}

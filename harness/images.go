@@ -68,9 +68,8 @@ var harnessImages = []harnessImage{
 	{vdsoclockImage, vdsoclockMain, func(r *run) bool { return r.clockSidecars(false) || r.clockSidecars(true) }},
 	{procsignalImage, procsignalMain, (*run).stopsProcesses},
 	{diskfsImage, diskfsMain, (*run).faultsDisks},
-	// A run over several engines starts it on their manager (swarm.go);
-	// runs do not spread yet, so none starts it (issue 43).
-	{gatewayImage, gatewayMain, func(*run) bool { return false }},
+	// A run over several engines starts it on their manager (spread.go).
+	{gatewayImage, gatewayMain, func(r *run) bool { return r.cfg.Engines != "" }},
 }
 
 // Images makes every image that runs of targets ms build, from the

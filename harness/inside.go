@@ -59,7 +59,7 @@ func (c *cluster) signalProcess(ctx context.Context, name, comm, action, signal 
 	id, init := c.ids[name], c.inits[name] == comm
 	c.mu.RUnlock()
 	if init {
-		return c.docker.Signal(ctx, id, signal)
+		return c.on(name).Signal(ctx, id, signal)
 	}
 	r, err := c.signaller(ctx, name, action, comm)
 	if err != nil {
@@ -71,7 +71,7 @@ func (c *cluster) signalProcess(ctx context.Context, name, comm, action, signal 
 	if !r.Init {
 		return nil
 	}
-	return c.docker.Signal(ctx, id, signal)
+	return c.on(name).Signal(ctx, id, signal)
 }
 
 // checkProcesses makes sure, in a run that stops processes, that every
@@ -133,7 +133,7 @@ func (c *cluster) signaller(ctx context.Context, name, action, comm string) (pro
 	c.mu.RLock()
 	id := c.ids[name]
 	c.mu.RUnlock()
-	code, out, err := c.docker.runToEnd(ctx, c.runID, fmt.Sprintf("%s-%s-%d", name, action, c.signals.Add(1)), signalTimeout,
+	code, out, err := c.on(name).runToEnd(ctx, c.runID, fmt.Sprintf("%s-%s-%d", name, action, c.signals.Add(1)), signalTimeout,
 		&container.Config{Image: procsignalImage, Cmd: []string{action, comm}},
 		&container.HostConfig{PidMode: container.PidMode("container:" + id), NetworkMode: "none"})
 	if err != nil {
@@ -153,7 +153,7 @@ func (c *cluster) Stop(ctx context.Context, name string) error {
 	if _, member := c.serviceOf[name]; member {
 		signal = targets.DefaultStopSignal
 	}
-	return c.halt(name, func(id string) error { return c.docker.Stop(ctx, id, signal, StopGrace) })
+	return c.halt(name, func(d *Docker, id string) error { return d.Stop(ctx, id, signal, StopGrace) })
 }
 
 // WaitHealthy waits until node answers GET /health with 200, or a
@@ -166,7 +166,7 @@ func (c *cluster) WaitHealthy(ctx context.Context, name string) error {
 		c.mu.RUnlock()
 		return c.waitService(ctx, name, id, s, c.startTimeout)
 	}
-	_, err := waitAll(ctx, []string{name}, c.startTimeout, func(n string) string { return c.NodeURL(n) + contract.HealthPath })
+	_, err := c.waitAll(ctx, []string{name}, c.startTimeout, func(n string) string { return c.NodeURL(n) + contract.HealthPath })
 	return err
 }
 

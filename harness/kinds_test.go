@@ -1,7 +1,10 @@
 package harness
 
 import (
+	"os"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/splitbrain/splitbrain/targets"
@@ -64,5 +67,23 @@ func TestCompiledBases(t *testing.T) {
 		if got := compiledBases(m); got != want {
 			t.Errorf("%s: %d compiled bases, want %d", name, got, want)
 		}
+	}
+}
+
+// vet and the binary compile with the flags the images' programs are
+// compiled with (goGCFlags), so that on a new machine vet's compile of
+// their packages is found again in the Go build cache by the images'.
+func TestMakeCompilesAsImagesDo(t *testing.T) {
+	b, err := os.ReadFile("../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^STATICFLAGS := (.*)$`).FindSubmatch(b)
+	if m == nil {
+		t.Fatal("the Makefile sets no STATICFLAGS")
+	}
+	// make hands the line to sh, which takes the quotes away.
+	if flags := strings.ReplaceAll(string(m[1]), `"`, ""); !strings.Contains(flags, goGCFlags) {
+		t.Errorf("STATICFLAGS %s: want the images' %s in them", m[1], goGCFlags)
 	}
 }

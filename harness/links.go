@@ -134,7 +134,7 @@ func (c *cluster) ServiceLeader(ctx context.Context, service string) string {
 		c.mu.RLock()
 		id := c.ids[m]
 		c.mu.RUnlock()
-		code, _, err := c.docker.Exec(ctx, id, cmd)
+		code, _, err := c.on(m).Exec(ctx, id, cmd)
 		if err == nil && code != 0 {
 			err = fmt.Errorf("exit %d", code)
 		}

@@ -53,8 +53,13 @@ func prepare(cfg Config) (*run, error) {
 	if cfg.ResultsDir, err = filepath.Abs(cfg.ResultsDir); err != nil {
 		return nil, badInput("--results: %v", err)
 	}
+	if cfg.Engines != "" {
+		if cfg.Engines, err = filepath.Abs(cfg.Engines); err != nil {
+			return nil, badInput("--engines: %v", err)
+		}
+	}
 	cfg.Target = m.Name
-	return &run{
+	r := &run{
 		cfg: cfg, manifest: m, promise: promise, faults: p.faults, schedule: schedule, secret: rand.Text(),
 		info: results.Info{
 			Format:   results.Format,
@@ -71,7 +76,11 @@ func prepare(cfg Config) (*run, error) {
 				Go:         runtime.Version(),
 			},
 		},
-	}, nil
+	}
+	if err := r.loadEngines(); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // Manifest reads the target c names: the one in TargetDir, or the one

@@ -16,6 +16,7 @@ import (
 
 	"github.com/splitbrain/splitbrain/checkers"
 	"github.com/splitbrain/splitbrain/contract"
+	"github.com/splitbrain/splitbrain/harness/engines"
 	"github.com/splitbrain/splitbrain/internal/parallel"
 	"github.com/splitbrain/splitbrain/nemesis"
 	"github.com/splitbrain/splitbrain/results"
@@ -43,6 +44,10 @@ func New(ctx context.Context, cfg Config) (*Run, error) {
 	if r.docker, err = ConnectDocker(ctx); err != nil {
 		return nil, err
 	}
+	if err := r.connectEngines(ctx); err != nil {
+		r.docker.Close()
+		return nil, err
+	}
 	r.docker.Progress = cfg.Progress
 	r.info.Started = time.Now().UTC()
 	r.info.Versions.Engine = r.docker.EngineVersion(ctx)
@@ -58,6 +63,9 @@ func New(ctx context.Context, cfg Config) (*Run, error) {
 func (u *Run) Up(ctx context.Context, dir string) error {
 	u.r.dir = dir
 	if err := u.r.buildImages(ctx); err != nil {
+		return err
+	}
+	if err := u.r.shipImages(ctx); err != nil {
 		return err
 	}
 	if err := u.r.probePackets(ctx); err != nil {
@@ -80,6 +88,9 @@ func (u *Run) Drive(ctx context.Context) error { return u.r.drive(ctx) }
 // brought the caller here).
 func (u *Run) Down(ctx context.Context) error {
 	defer u.r.docker.Close()
+	if u.r.engines != nil {
+		defer u.r.engines.Close()
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 60*time.Second)
 	defer cancel()
 	return u.r.teardown(ctx)
@@ -130,16 +141,23 @@ type run struct {
 	promise  contract.Promise
 	faults   []nemesis.Fault
 	schedule nemesis.Schedule
-	docker   *Docker
-	dir      string
-	info     results.Info
-	cluster  *cluster
-	origin   time.Time // the history's start: run time 0
+	docker   *Docker // this machine's engine: the images are made here
+	// engineFile and engines are the engines the run spreads over
+	// (spread.go); nil for a run on docker alone.
+	engineFile *engines.File
+	engines    *Engines
+	dir        string
+	info       results.Info
+	cluster    *cluster
+	origin     time.Time // the history's start: run time 0
 	// secret is the run's SPLITBRAIN_SECRET, for its nodes and members.
 	secret string
 	// faketime is the host folder of libfaketime's companions, which
 	// containers whose clocks it skews mount; "" for a target with none.
 	faketime string
+	// companions are those files by their path in a container, read once
+	// for a run over several engines, which copies them in (clockFiles).
+	companions map[string][]byte
 	// The disk-fault layer's program, copied out of its image once for
 	// every container that runs under it (diskProgram).
 	diskOnce sync.Once
@@ -181,7 +199,7 @@ func (r *run) systemVersions(ctx context.Context) error {
 		containers = append(containers, s.MemberNames(r.cfg.Nodes)[0])
 	}
 	for _, name := range containers {
-		v, err := r.docker.SystemVersions(ctx, r.cluster.ids[name])
+		v, err := r.cluster.on(name).SystemVersions(ctx, r.cluster.ids[name])
 		if err != nil {
 			return fmt.Errorf("reading the package versions of %s: %v", name, err)
 		}
@@ -195,7 +213,8 @@ func (r *run) systemVersions(ctx context.Context) error {
 
 // addressPlan gives every container of a run a fixed address in subnet:
 // the resource .2, node ni .10+i, the service members of their own from
-// .120; a member beside a node has the node's. Each container also lists
+// .120 (at most 120, below dynamicRange); a member beside a node has the
+// node's. Each container also lists
 // them all in its /etc/hosts: on an internal network Docker's DNS takes
 // 20 s to give up on the name of a container that is down (killed by a
 // fault), and a real server that resolves names in its event loop (a
@@ -203,7 +222,7 @@ func (r *run) systemVersions(ctx context.Context) error {
 // outlive its hosts' crashes; here they do too.
 func addressPlan(subnet netip.Prefix, nodes []string, members []targets.Member) (map[string]netip.Addr, error) {
 	base := subnet.Masked().Addr().As4()
-	if subnet.Bits() > 24 || len(nodes) > targets.MaxNodes || len(members) > 130 {
+	if subnet.Bits() > 24 || len(nodes) > targets.MaxNodes || len(members) > 120 {
 		return nil, fmt.Errorf("subnet %s is too small for %d nodes and %d service containers", subnet, len(nodes), len(members))
 	}
 	at := func(i int) netip.Addr {
@@ -227,6 +246,15 @@ func addressPlan(subnet netip.Prefix, nodes []string, members []targets.Member) 
 	return plan, nil
 }
 
+// dynamicRange is where the engines give addresses of their own choosing
+// on a run's overlay (the gateway, each engine's load balancer), which
+// would otherwise take one addressPlan gives: the last 16 of the /24.
+func dynamicRange(subnet netip.Prefix) netip.Prefix {
+	a := subnet.Masked().Addr().As4()
+	a[3] = 240
+	return netip.PrefixFrom(netip.AddrFrom4(a), 28)
+}
+
 // withLog explains a node that did not start: the bad input its disk
 // layer refused, or its exit code if its process ended (that is the
 // cause, whatever err says), and the tail of its log.
@@ -241,10 +269,11 @@ func (r *run) withLog(ctx context.Context, node string, err error) error {
 	if bad := r.diskRefused(ctx, id, node); bad != nil {
 		return bad
 	}
-	if exited, code := r.docker.Exited(ctx, id); exited {
+	d := r.cluster.on(node)
+	if exited, code := d.Exited(ctx, id); exited {
 		err = fmt.Errorf("%s never became healthy: its process exited with code %d", r.cluster.kind(node), code)
 	}
-	logs, lerr := r.docker.Logs(ctx, id)
+	logs, lerr := d.Logs(ctx, id)
 	if lerr != nil || len(logs) == 0 {
 		return err
 	}
@@ -299,29 +328,49 @@ func (r *run) teardown(ctx context.Context) error {
 		r.cluster.faketime.close()
 	}
 	// An Engine that broke the run (restarting) may be back in seconds.
-	if err := r.docker.WaitEngine(ctx); err != nil {
-		return fmt.Errorf("teardown: %v (run `splitbrain clean` once it does)", err)
+	lost, why, err := r.waitEngines(ctx)
+	if err != nil {
+		return fmt.Errorf("teardown: %v (run `splitbrain clean%s` once it does)", err, r.cleanFlags())
 	}
-	var errs []error
-	if r.cluster != nil {
-		containers := maps.Clone(r.cluster.ids)
-		for node, id := range r.cluster.sidecars {
-			containers[node+"-netfilter"] = id
+	errs := []error{why}
+	if r.cluster != nil && !lost[r.cluster.on(engines.Resource)] {
+		errs = append(errs, r.fetchResourceLog(ctx, results.ResourceFile))
+	}
+	if c := r.cluster; c != nil {
+		// A log file by container, each container's owner's engine.
+		type logged struct{ file, owner, id string }
+		var all []logged
+		for name, id := range c.ids {
+			all = append(all, logged{name, name, id})
 		}
-		for name, id := range r.cluster.clockSidecars {
-			containers[name+"-clock"] = id
+		for name, id := range c.sidecars {
+			all = append(all, logged{name + "-netfilter", name, id})
 		}
-		for name, id := range containers {
-			if logs, err := r.docker.Logs(ctx, id); err == nil {
-				errs = append(errs, os.WriteFile(filepath.Join(r.dir, results.LogsDir, name+".log"), logs, 0o644))
+		for name, id := range c.clockSidecars {
+			all = append(all, logged{name + "-clock", name, id})
+		}
+		for _, l := range all {
+			if lost[c.on(l.owner)] {
+				continue
+			}
+			if logs, err := c.on(l.owner).Logs(ctx, l.id); err == nil {
+				errs = append(errs, os.WriteFile(filepath.Join(r.dir, results.LogsDir, l.file+".log"), logs, 0o644))
 			}
 		}
 	}
-	removed, err := r.docker.Remove(ctx, LabelRun+"="+r.info.ID)
-	if err != nil {
-		errs = append(errs, fmt.Errorf("teardown: %v (run `splitbrain clean`)", err))
+	label := LabelRun + "=" + r.info.ID
+	removed, err := r.docker.Remove(ctx, label) // and a run's probes on this machine
+	if r.engines != nil {
+		spread, serr := r.removeSpread(ctx, label, lost)
+		removed.Stuck, err = append(removed.Stuck, spread.Stuck...), errors.Join(err, serr)
 	}
-	if len(removed.Stuck) > 0 {
+	if err != nil {
+		errs = append(errs, fmt.Errorf("teardown: %v (run `splitbrain clean%s`)", err, r.cleanFlags()))
+	}
+	switch {
+	case why != nil:
+		r.info.Notes = append(r.info.Notes, fmt.Sprintf("teardown: %v: the run's containers there, and its overlay, stay until it answers again (`splitbrain clean%s` then removes them)", why, r.cleanFlags()))
+	case len(removed.Stuck) > 0:
 		// Every container is gone and the history whole: the verdict
 		// stands, and the note says what stays.
 		r.info.Notes = append(r.info.Notes, fmt.Sprintf("teardown: the Docker Engine kept an endpoint of a removed container, so it would not remove the run's network %s: nothing runs in it, and it stays until the Engine restarts", strings.Join(removed.Stuck, ", ")))

@@ -57,7 +57,7 @@ func (r *run) startServices(ctx context.Context, at int) error {
 			IP: c.hosts[m.Name], Hosts: c.hosts, Beside: c.ids[m.Node],
 		}
 		if m.service.Clock == targets.ClockFaketime {
-			spec.Binds = r.clockBinds(m.Name, true)
+			spec.Binds, spec.Files = r.clockBinds(m.Name, true), r.clockFiles(true)
 		}
 		spec, err := r.underDiskIf(ctx, spec, m.service.Data, true)
 		if err != nil {

@@ -10,10 +10,12 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/splitbrain/splitbrain/checkers"
+	"github.com/splitbrain/splitbrain/harness"
 	"github.com/splitbrain/splitbrain/harness/harnesstest"
 	"github.com/splitbrain/splitbrain/harness/record"
 	"github.com/splitbrain/splitbrain/internal/browsertest"
@@ -34,10 +36,12 @@ func TestShortSoak(t *testing.T) {
 		t.Skip("starts containers")
 	}
 	t.Parallel()
-	// Compiled as `make build` compiles it (the Makefile's STATIC), so
-	// that this is a link of what the build cache holds, not a compile.
+	// Compiled as `make build` compiles it (the Makefile's STATIC and
+	// STATICFLAGS, which TestMakeCompilesAsImagesDo keeps to the images'
+	// flags), so that this is a link of what the build cache holds, not a
+	// compile.
 	bin := filepath.Join(t.TempDir(), "splitbrain")
-	build := exec.Command("go", "build", "-trimpath", "-o", bin, "../cmd/splitbrain")
+	build := exec.Command("go", "build", "-trimpath", harness.GoGCFlags, "-o", bin, "../cmd/splitbrain")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if b, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, b)
@@ -56,11 +60,19 @@ func TestShortSoak(t *testing.T) {
 	}
 	// A fault a second is planned; restarts of killed nodes take
 	// seconds, which delays the faults after them, as many as the
-	// machine's Engine makes them: 39 in a cold CI on an Engine whose
-	// storage driver is fuse-overlayfs, 60 and more on overlay2. What
-	// this guards is a nemesis that keeps striking for the two minutes.
-	if n := len(out.Info.Faults); n < 20 {
-		t.Errorf("%d faults in two minutes, want at least one every six seconds", n)
+	// machine's Engine makes them: 60 and more on overlay2, 39 in a cold
+	// CI on fuse-overlayfs, 14 to 16 at a load of 20-27, where one fault's
+	// strike, hold and heal (five nodes killed and restarted) took over
+	// 30 s. What this guards is a nemesis that keeps striking for the two
+	// minutes, which a count would only tell on a quiet machine: some fault
+	// was decided in each of the two minutes.
+	for from := time.Duration(0); from < 2*time.Minute; from += time.Minute {
+		if !slices.ContainsFunc(out.Info.Faults, func(f checkers.FaultEffect) bool {
+			at := time.Duration(f.At)
+			return from <= at && at < from+time.Minute
+		}) {
+			t.Errorf("no fault decided between %s and %s: %d faults in all", from, from+time.Minute, len(out.Info.Faults))
+		}
 	}
 
 	samples := out.Info.Controller
@@ -80,11 +92,15 @@ func TestShortSoak(t *testing.T) {
 	if growth > 2 {
 		t.Errorf("the controller's resident memory grew %.1f MB a minute: %v", growth, steady)
 	}
-	// The history: every 10 s gained at least half the median's events,
-	// so nothing stalled the recorder.
+	// The history: every 10 s past the first half minute gained at least
+	// half the median's events, so nothing stalled the recorder. The first
+	// half minute is left out, as it is for memory: the workload's
+	// connections and the first election are in it, and at a CI run's
+	// load its windows gained 103 and 178 events a second against a
+	// median of 284.
 	var rates []float64
 	for i := 1; i < len(samples); i++ {
-		if dt := samples[i].At - samples[i-1].At; dt >= 5 {
+		if dt := samples[i].At - samples[i-1].At; samples[i-1].At >= 30 && dt >= 5 {
 			rates = append(rates, float64(samples[i].Events-samples[i-1].Events)/dt)
 		}
 	}

@@ -47,12 +47,12 @@ func (r *run) startCluster(ctx context.Context) error {
 // planCluster makes the run's network and gives every container its name,
 // its fixed address and, for nodes and skewable services, a clock folder.
 func (r *run) planCluster(ctx context.Context) error {
-	netName, subnet, err := r.docker.NewNetwork(ctx, r.info.ID)
+	netName, subnet, transport, err := r.newNetwork(ctx)
 	if err != nil {
 		return err
 	}
 	c := &cluster{
-		docker: r.docker, network: netName, port: r.manifest.Port,
+		docker: r.docker, placed: r.placed(), transport: transport, network: netName, port: r.manifest.Port,
 		clockDir: filepath.Join(r.dir, "clocks"),
 		skewable: skewableServices(r.manifest, r.cfg.Nodes),
 		beside:   map[string]string{},
@@ -82,11 +82,11 @@ func (r *run) planCluster(ctx context.Context) error {
 	}
 	r.cluster = c
 	if usesFaketime(r.manifest) {
-		c.faketime = startFaketime(c.clockDir)
+		c.faketime = r.startFaketime()
 	}
-	for i := 1; i <= r.cfg.Nodes; i++ {
-		c.nodes = append(c.nodes, fmt.Sprintf("n%d", i))
-		c.processes[c.nodes[i-1]], c.data[c.nodes[i-1]] = r.manifest.Processes, r.manifest.Data
+	for i := range r.cfg.Nodes {
+		c.nodes = append(c.nodes, nodeName(i))
+		c.processes[c.nodes[i]], c.data[c.nodes[i]] = r.manifest.Processes, r.manifest.Data
 	}
 	if c.hosts, err = addressPlan(subnet, c.nodes, members); err != nil {
 		return err
@@ -98,6 +98,9 @@ func (r *run) planCluster(ctx context.Context) error {
 	}
 	return nil
 }
+
+// nodeName names the node of index i (from 0): n1, n2, ...
+func nodeName(i int) string { return fmt.Sprintf("n%d", i+1) }
 
 // checkFaketime runs the canary (Docker.checkFaketime) in a container of
 // each image whose clock libfaketime skews, with the environment its
@@ -133,8 +136,12 @@ func (r *run) checkFaketime(ctx context.Context) error {
 }
 
 // clockBinds mounts a node's or service member's clock folder and, for a
-// clock libfaketime skews, its companions.
+// clock libfaketime skews, its companions; on engines that do not see
+// this machine's folders, clockFiles copies them in instead.
 func (r *run) clockBinds(name string, faketime bool) []string {
+	if r.engines != nil {
+		return nil
+	}
 	binds := []string{filepath.Join(r.cluster.clockDir, name) + ":" + clockMount}
 	if faketime {
 		binds = append(binds, r.faketime+":"+faketimeMount+":ro")
@@ -152,9 +159,9 @@ func (r *run) startResource(ctx context.Context) error {
 		Env: map[string]string{
 			contract.EnvResourceMode: string(r.cfg.Resource),
 			contract.EnvResourceAddr: fmt.Sprintf(":%d", resourcePort),
-			contract.EnvResourceLog:  "/out/" + results.ResourceFile,
+			contract.EnvResourceLog:  r.resourceLogIn() + results.ResourceFile,
 		},
-		Binds: []string{r.dir + ":/out"},
+		Binds: r.resourceBinds(),
 	}); err != nil {
 		return err
 	}
@@ -166,10 +173,11 @@ func (r *run) startResource(ctx context.Context) error {
 // sidecar when the plan partitions.
 func (r *run) startNodes(ctx context.Context) error {
 	c := r.cluster
+	faketime := r.manifest.Clock == targets.ClockFaketime
 	errs := parallel.Do(c.nodes, func(node string) error {
 		spec, err := r.underDiskIf(ctx, ContainerSpec{
 			RunID: r.info.ID, Name: node, Image: NodeImage(r.manifest), Network: c.network, Env: r.nodeEnv(node), IP: c.hosts[node], Hosts: c.hosts,
-			Binds: r.clockBinds(node, r.manifest.Clock == targets.ClockFaketime),
+			Binds: r.clockBinds(node, faketime), Files: r.clockFiles(faketime),
 		}, r.manifest.Data, false)
 		if err != nil {
 			return err
@@ -199,7 +207,7 @@ func (r *run) startNodes(ctx context.Context) error {
 func (r *run) startPacketFilter(ctx context.Context, name, id string) error {
 	c := r.cluster
 	began := time.Now()
-	sidecar, err := r.docker.StartSidecar(ctx, r.info.ID, name+"-netfilter", id, netfilterImage)
+	sidecar, err := c.on(name).StartSidecar(ctx, r.info.ID, name+"-netfilter", id, netfilterImage)
 	c.timeStart(name+"-netfilter", began)
 	if sidecar != "" {
 		c.mu.Lock()
@@ -232,7 +240,7 @@ func (r *run) waitNodes(ctx context.Context) error {
 // log can explain why.
 func (c *cluster) start(ctx context.Context, spec ContainerSpec) (string, error) {
 	began := time.Now()
-	ctr, err := c.docker.Start(ctx, spec)
+	ctr, err := c.on(spec.Name).Start(ctx, spec)
 	c.timeStart(spec.Name, began)
 	if ctr.ID != "" {
 		c.mu.Lock()

@@ -186,13 +186,16 @@ func (d *Docker) managesSwarm(ctx context.Context) bool {
 
 // NewOverlay creates the run's network across the engines: an attachable
 // overlay on the manager, which every engine's containers join by name,
-// with the file's MTU and a subnet of its own (as NewNetwork's).
+// with the file's MTU and a subnet of its own (as NewNetwork's), whose
+// engines choose addresses only in dynamicRange.
 func (e *Engines) NewOverlay(ctx context.Context, runID string) (string, netip.Prefix, error) {
 	_, md := e.manager()
 	return md.newNetwork(ctx, runID, func(ipam *dnetwork.IPAM) (string, string, error) {
 		name := "splitbrain-" + runID
 		if ipam == nil {
 			name += "-probe"
+		} else {
+			ipam.Config[0].IPRange = dynamicRange(ipam.Config[0].Subnet)
 		}
 		res, err := md.cli.NetworkCreate(ctx, name, client.NetworkCreateOptions{
 			Driver:     "overlay",
@@ -257,6 +260,15 @@ func (d *Docker) shipFrom(ctx context.Context, from *Docker, ref string) error {
 // the overlay, a swarm network, goes from the manager once no container
 // is attached to it.
 func (e *Engines) Remove(ctx context.Context, label string) (Removed, error) {
+	return e.removeFrom(ctx, label, e.File.Engines)
+}
+
+// removeFrom is Remove from some of the engines, in the file's order,
+// the first last.
+func (e *Engines) removeFrom(ctx context.Context, label string, from []engines.Engine) (Removed, error) {
+	if len(from) == 0 {
+		return Removed{}, nil
+	}
 	var (
 		mu  sync.Mutex
 		sum Removed
@@ -273,8 +285,8 @@ func (e *Engines) Remove(ctx context.Context, label string) (Removed, error) {
 		}
 		return nil
 	}
-	errs := parallel.Do(e.File.Engines[1:], remove)
-	errs = append(errs, remove(e.File.Engines[0]))
+	errs := parallel.Do(from[1:], remove)
+	errs = append(errs, remove(from[0]))
 	return sum, errors.Join(errs...)
 }
 

@@ -51,9 +51,9 @@ const clockSidecarWait = 20 * time.Second
 func (r *run) startClockSidecar(ctx context.Context, name, id string) error {
 	c := r.cluster
 	began := time.Now()
-	sc, err := r.docker.StartClockSidecar(ctx, r.info.ID, name+"-clock", id, vdsoclockImage,
+	sc, err := c.on(name).StartClockSidecar(ctx, r.info.ID, name+"-clock", id, vdsoclockImage,
 		map[string]string{contract.EnvClockFile: clockMount + "/" + clockFile},
-		[]string{filepath.Join(c.clockDir, name) + ":" + clockMount + ":ro"})
+		r.clockSidecarBinds(name))
 	c.timeStart(name+"-clock", began)
 	if sc != "" {
 		c.mu.Lock()
@@ -66,13 +66,23 @@ func (r *run) startClockSidecar(ctx context.Context, name, id string) error {
 	return c.waitClockSidecar(ctx, name)
 }
 
+// clockSidecarBinds mounts container name's clock folder into its clock
+// sidecar, read-only, on this machine's engine; over several engines the
+// file is copied into both (cluster.copyClock).
+func (r *run) clockSidecarBinds(name string) []string {
+	if r.engines != nil {
+		return nil
+	}
+	return []string{filepath.Join(r.cluster.clockDir, name) + ":" + clockMount + ":ro"}
+}
+
 // waitClockSidecar waits until name's clock sidecar answers, or has
 // exited, which it does only when it cannot patch.
 func (c *cluster) waitClockSidecar(ctx context.Context, name string) error {
 	c.mu.RLock()
 	id := c.clockSidecars[name]
 	c.mu.RUnlock()
-	hc := &http.Client{Timeout: 500 * time.Millisecond}
+	hc := c.client(healthTimeout)
 	for deadline := time.Now().Add(clockSidecarWait); ; time.Sleep(20 * time.Millisecond) {
 		res, err := hc.Get(c.clockURL(name) + "/health")
 		if err == nil {
@@ -81,8 +91,8 @@ func (c *cluster) waitClockSidecar(ctx context.Context, name string) error {
 				return nil
 			}
 		}
-		if exited, _ := c.docker.Exited(ctx, id); exited {
-			logs, _ := c.docker.Logs(ctx, id)
+		if exited, _ := c.on(name).Exited(ctx, id); exited {
+			logs, _ := c.on(name).Logs(ctx, id)
 			lines := strings.Split(strings.TrimSpace(string(logs)), "\n")
 			return badInput("clock: %s: the clock sidecar of %s cannot patch its processes: %s", targets.ClockProcess, name, lines[len(lines)-1])
 		}
@@ -106,12 +116,12 @@ func (c *cluster) clockURL(name string) string {
 // a process waits for it to stop under ptrace: a frozen (paused) one is
 // patched when it thaws.
 func (c *cluster) setProcessClock(ctx context.Context, name string, s contract.Skew) error {
-	return putJSON(ctx, c.clockURL(name)+"/skew", "clock sidecar of "+name, s)
+	return putJSON(ctx, c.client(0), c.clockURL(name)+"/skew", "clock sidecar of "+name, s)
 }
 
 // putJSON PUTs v as JSON to url and wants 204 No Content; what names the
 // server in its errors, with what it answered otherwise.
-func putJSON(ctx context.Context, url, what string, v any) error {
+func putJSON(ctx context.Context, hc *http.Client, url, what string, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -120,7 +130,7 @@ func putJSON(ctx context.Context, url, what string, v any) error {
 	if err != nil {
 		return err
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := hc.Do(req)
 	if err != nil {
 		return fmt.Errorf("%s: %v", what, err)
 	}

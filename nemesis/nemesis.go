@@ -213,9 +213,20 @@ func (n *Nemesis) view() View {
 	return v
 }
 
-// healTimeout bounds an injection or a heal, which the run's end does not
-// cut short.
+// healTimeout bounds an injection or the heal of a fault on one node,
+// neither of which the run's end cuts short.
 const healTimeout = 30 * time.Second
+
+// healEach is what the heal of a fault is given for each further node it
+// struck: restarted nodes get their sidecars back one node at a time, and
+// a loaded daemon takes seconds for each (a CI run's kill-all of five
+// nodes was cut at 30 s, its last two packet filters still restarting).
+const healEach = 15 * time.Second
+
+// healBudget bounds the heal of a fault that struck nodes.
+func healBudget(nodes []string) time.Duration {
+	return healTimeout + time.Duration(max(len(nodes)-1, 0))*healEach
+}
 
 // paceTick is how often a paced nemesis looks at the cluster: well under
 // the observer's interval, so that a view is acted on as it changes.
@@ -381,8 +392,10 @@ func (n *Nemesis) Active() string {
 	return strings.Join(names, ", ")
 }
 
-// heal undoes every fault in effect, newest first.
-func (n *Nemesis) heal(ctx context.Context) {
+// HealAll undoes every fault in effect, newest first, each within its
+// healBudget. It does not take the run's context: it must also work after
+// Ctrl-C cancelled that.
+func (n *Nemesis) HealAll() {
 	n.mu.Lock()
 	todo := n.active
 	n.active = nil
@@ -390,7 +403,9 @@ func (n *Nemesis) heal(ctx context.Context) {
 	for i := len(todo) - 1; i >= 0; i-- {
 		a := todo[i]
 		sent := n.rec.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), healBudget(a.applied.Nodes))
 		err := a.applied.Heal(ctx)
+		cancel()
 		if a.toggled != nil {
 			<-a.toggled // its last toggle is written before its heal
 		}
@@ -414,12 +429,4 @@ func (n *Nemesis) failed(done, fault string, err error) {
 	if n.Failed != nil {
 		n.Failed(fmt.Errorf("%s could not be %s: %v", fault, done, err))
 	}
-}
-
-// HealAll undoes every fault in effect. It does not take the run's context:
-// it must also work after Ctrl-C cancelled that.
-func (n *Nemesis) HealAll() {
-	ctx, cancel := context.WithTimeout(context.Background(), healTimeout)
-	defer cancel()
-	n.heal(ctx)
 }

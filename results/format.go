@@ -23,8 +23,10 @@ import (
 // what splitbrain wrote before it numbered them. Format 3 added run.json's
 // harness_timing, which a run of format 2 or older lacks: it reads as
 // none. Format 4 added suite.json's cases' found, which an older case
-// lacks: 0, every run of its row had to find the violation.
-const Format = 4
+// lacks: 0, every run of its row had to find the violation. Format 5
+// added run.json's config.engines and placement, which an older run, on
+// one Docker Engine, lacks: none.
+const Format = 5
 
 // NewerFormatError is a file written by a newer splitbrain, in a format
 // this one does not know.

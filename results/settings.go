@@ -48,6 +48,9 @@ type Settings struct {
 	// whole history.
 	StopOnViolation bool     `json:"stop_on_violation,omitempty"`
 	StopOn          []string `json:"stop_on,omitempty"`
+	// Engines is the engines file the run spread its containers over
+	// (--engines); empty: this machine's Docker Engine alone.
+	Engines string `json:"engines,omitempty"`
 }
 
 // DefaultSettings are a 5-node Raft run of 60 s at 100 ops/s with
@@ -111,6 +114,7 @@ func (s Settings) Command() string {
 		{"rate", s.Rate, d.Rate},
 		{"concurrency", s.Concurrency, d.Concurrency},
 		{"keys", s.Keys, d.Keys},
+		{"read-share", s.ReadShare, d.ReadShare},
 		{"op-timeout", s.OpTimeout, d.OpTimeout},
 		{"observe-interval", s.ObserveInterval, d.ObserveInterval},
 		{"start-timeout", s.StartTimeout, d.StartTimeout},
@@ -119,6 +123,9 @@ func (s Settings) Command() string {
 		if f.val != f.dflt {
 			add("--%s=%v", f.flag, f.val)
 		}
+	}
+	if s.Engines != "" {
+		add("--engines=%s", s.Engines)
 	}
 	if s.StopOnViolation {
 		parts = append(parts, "--stop-on-violation")

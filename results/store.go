@@ -42,7 +42,10 @@ type Info struct {
 	Schedule nemesis.Schedule `json:"schedule"`
 	Started  time.Time        `json:"started"`
 	Versions Versions         `json:"versions"`
-	Timings  Timings          `json:"timings"`
+	// Placement is the engine of each container (a node, a service
+	// member, "resource") of a run spread over several (Config.Engines).
+	Placement map[string]string `json:"placement,omitempty"`
+	Timings   Timings           `json:"timings"`
 	// Faults is what each injected fault did and cost.
 	Faults []checkers.FaultEffect `json:"faults"`
 	// HarnessTiming is how long the harness's own actions took: what a

@@ -26,6 +26,26 @@ type Cluster interface {
 	ResourceURL() string
 }
 
+// Dialer is a Cluster whose addresses are reached through a dialer of its
+// own (a gateway into a network that spans several Docker Engines).
+type Dialer interface {
+	DialContext(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+// dialerOf opens connections to the cluster's addresses, each bounded by
+// timeout: through the cluster's own dialer when it has one.
+func dialerOf(c Cluster, timeout time.Duration) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	d, ok := c.(Dialer)
+	if !ok {
+		return (&net.Dialer{Timeout: timeout}).DialContext
+	}
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		return d.DialContext(ctx, network, addr)
+	}
+}
+
 // Config of the fenced-write workload.
 type Config struct {
 	Rate        float64       // operations per second across the cluster
@@ -71,7 +91,7 @@ func NewWriter(cfg Config, cluster Cluster, rec *history.Recorder) *Writer {
 		// millisecond; one that takes longer goes to a node that is gone
 		// or cut off. Failing it early is safe (the node never saw the
 		// request) and frees the process for the next operation.
-		DialContext: (&net.Dialer{Timeout: min(cfg.Timeout, dialTimeout)}).DialContext,
+		DialContext: dialerOf(cluster, min(cfg.Timeout, dialTimeout)),
 	}
 	return &Writer{cfg: cfg, cluster: cluster, rec: rec, http: &http.Client{Transport: tr}, wrote: map[string]int64{}}
 }

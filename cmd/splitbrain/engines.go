@@ -54,6 +54,20 @@ func enginesCmd(ctx context.Context, args []string) (int, error) {
 	return exitValid, nil
 }
 
+// joinEngines reaches the engines of the file at path and joins them in
+// one swarm; what stops it is bad input.
+func joinEngines(ctx context.Context, path string) error {
+	e, err := connectEngines(ctx, path)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	if err := e.Join(ctx); err != nil {
+		return badInput("%v", err)
+	}
+	return nil
+}
+
 // connectEngines reaches every engine of the engines file at path; a file
 // that does not read, or an engine that cannot be reached, is bad input:
 // nothing has started.

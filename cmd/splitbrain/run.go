@@ -15,8 +15,8 @@ import (
 
 // runUsage is the usage of `splitbrain run`.
 const runUsage = `  splitbrain run --target raft|--target-dir PATH [--promise P] [--nodes 5] [--time-limit 60s] [--nemesis partition,pause,kill,clock] [--nemesis-interval D] [--faults N]
-                 [--rate 100] [--concurrency 10] [--resource strict|unfenced] [--seed N] [--results DIR]
-                 [--stop-on-violation [--stop-on CHECKERS]] [--junit FILE]
+                 [--rate 100] [--concurrency 10] [--read-share 0.25] [--resource strict|unfenced] [--seed N] [--results DIR]
+                 [--stop-on-violation [--stop-on CHECKERS]] [--junit FILE] [--engines FILE]
                  [--schedule FILE]  the faults of an explicit schedule (a run's schedule.json), at its times`
 
 // runCmd runs one test and prints its verdict; the exit code is the
@@ -36,6 +36,7 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 	fs.Float64Var(&cfg.Rate, "rate", cfg.Rate, "operations per second across the cluster")
 	fs.IntVar(&cfg.Concurrency, "concurrency", cfg.Concurrency, "client processes")
 	fs.IntVar(&cfg.Keys, "keys", cfg.Keys, "size of the key set")
+	fs.Float64Var(&cfg.ReadShare, "read-share", cfg.ReadShare, "share of reads among the operations, 0 to 1")
 	fs.DurationVar(&cfg.OpTimeout, "op-timeout", cfg.OpTimeout, "per operation; later it is indeterminate")
 	fs.DurationVar(&cfg.ObserveInterval, "observe-interval", cfg.ObserveInterval, "how often each node's belief is polled, or pushed when unchanged")
 	fs.DurationVar(&cfg.StartTimeout, "start-timeout", cfg.StartTimeout, "for every node to become healthy")
@@ -46,6 +47,7 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 	fs.BoolVar(&cfg.StopOnViolation, "stop-on-violation", false, "end the run at the first violation its history shows as it is written, then heal, tear down and judge the whole history")
 	stopOn := fs.String("stop-on", "", "with --stop-on-violation: stop once each of these checkers found one ("+strings.Join(harness.Watched, ", ")+")")
 	junit := fs.String("junit", "", "write a JUnit XML report of the run to this file")
+	fs.StringVar(&cfg.Engines, "engines", "", "spread the cluster over the Docker Engines this file names (docs/engines.md)")
 	checkFlags(fs, &cfg)
 	fs.Lookup("seed").DefValue = "random, kept in run.json"
 	if err := parse(fs, args); err != nil {

@@ -14,7 +14,7 @@ import (
 )
 
 // suiteUsage is the usage of `splitbrain suite`.
-const suiteUsage = `  splitbrain suite FILE [--shard I/N] [--parallel N|auto] [--stop-on-violation] [--junit FILE] [--results DIR]
+const suiteUsage = `  splitbrain suite FILE [--shard I/N] [--parallel N|auto] [--stop-on-violation] [--junit FILE] [--results DIR] [--engines FILE]
                    [--target T] [--family F] [--expect valid|invalid] [--runs N] [--seed N] [--time-limit D] [--table]
                                     run a suite (targets/catalogue.yaml is one); exit 0 only if every run reached its verdict`
 
@@ -40,6 +40,7 @@ func suiteCmd(ctx context.Context, args []string) (int, error) {
 	fs.StringVar(&o.ResultsDir, "results", "results", "results folder; the suite's record is its suite.json")
 	fs.StringVar(&junit, "junit", "", "write a JUnit XML report to this file")
 	fs.StringVar(&shard, "shard", "", "I/N: run only every N-th run from the I-th, one of N CI runners")
+	fs.StringVar(&o.Engines, "engines", "", "spread every run over the Docker Engines this file names (docs/engines.md)")
 	parallelArg := fs.String("parallel", "1", "runs at once, or auto: another run only while the machine has a core to spare")
 	table := fs.Bool("table", false, "print the suite's table, run nothing: a track record's as docs/bugs.md shows it, any other's as targets/README.md (its rows must name families)")
 	file, err := parseWithFile(fs, args, "a suite file, e.g. targets/catalogue.yaml")
@@ -83,6 +84,15 @@ func suiteCmd(ctx context.Context, args []string) (int, error) {
 	}
 	if err := writable(o.ResultsDir, junit); err != nil {
 		return 0, err
+	}
+	if o.Engines != "" {
+		// Joined once, before runs at once would each join them.
+		if o.Engines, err = filepath.Abs(o.Engines); err != nil {
+			return 0, badInput("suite: --engines: %v", err)
+		}
+		if err := joinEngines(ctx, o.Engines); err != nil {
+			return 0, err
+		}
 	}
 
 	began, done := time.Now(), 0

@@ -47,6 +47,9 @@ type Options struct {
 	// StopOnViolation ends each run at the violation it had to find (or
 	// at any, for a row that must be valid) instead of at its time limit.
 	StopOnViolation bool
+	// Engines, when set, spreads every run over the engines this file
+	// names (harness.Config's).
+	Engines string
 }
 
 // Filter picks rows; an empty field picks all.
@@ -114,6 +117,7 @@ func config(st Settings, r Row, nem []string, o Options) harness.Config {
 	cfg.RepoRoot, cfg.TargetsRoot = o.RepoRoot, filepath.Join(o.RepoRoot, "targets")
 	cfg.ResultsDir = cmp.Or(o.ResultsDir, cfg.ResultsDir)
 	cfg.Promise, cfg.Nemesis = r.Promise, nem
+	cfg.Engines = o.Engines
 	cfg.Progress = nil
 	cfg.Nodes = cmp.Or(st.Nodes, cfg.Nodes)
 	cfg.TimeLimit = cmp.Or(st.TimeLimit, cfg.TimeLimit)
@@ -124,6 +128,7 @@ func config(st Settings, r Row, nem []string, o Options) harness.Config {
 	cfg.QuietPeriod = cmp.Or(st.QuietPeriod, cfg.QuietPeriod)
 	cfg.RecoveryTimeout = cmp.Or(st.RecoveryTimeout, cfg.RecoveryTimeout)
 	cfg.Resource = cmp.Or(contract.Mode(st.Resource), cfg.Resource)
+	cfg.ReadShare = cmp.Or(st.ReadShare, cfg.ReadShare)
 	// A row that must be valid stops at any violation: it has failed. One
 	// that must be invalid stops once each checker it expects found one,
 	// unless one of them judges only whole runs.

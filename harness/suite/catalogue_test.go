@@ -157,6 +157,9 @@ func TestJudge(t *testing.T) {
 		{sometimes, report(checkers.Invalid, "leader-overlap"), ""},
 		{sometimes, report(checkers.Unknown), "got unknown"},
 		{sometimes, report(checkers.Invalid, "stale-token"), "got invalid by stale-token"},
+		// Its documented risk alone, on a row that needs only some runs
+		// to find the violation: a miss; on one whose every run must, not.
+		{sometimes, report(checkers.Invalid, "election-safety"), ""},
 		{either, report(checkers.Invalid, "election-safety"), ""},
 		{either, report(checkers.Invalid, "linearizable", "election-safety"), ""},
 		{either, report(checkers.Invalid, "stale-token"), "want invalid by linearizable or election-safety, got invalid by stale-token"},
@@ -180,9 +183,18 @@ func TestJudge(t *testing.T) {
 // each of its misses a failure, when fewer did; its other runs and other
 // rows keep their outcomes, and a shard is left to its merge.
 func TestSettle(t *testing.T) {
+	// A case as Record makes it: a pass that missed says so.
 	run := func(row string, found int, outcome, verdict string) results.Case {
-		return results.Case{Row: row, Found: found, Outcome: outcome, Verdict: verdict}
+		c := results.Case{Row: row, Found: found, Outcome: outcome, Verdict: verdict}
+		if outcome == results.Pass && verdict == "valid" && found > 0 {
+			c.Message = missMessage(checkers.Report{Valid: checkers.Valid})
+		}
+		return c
 	}
+	// Invalid by a checker the row's risk may make find a violation, and
+	// by nothing it must find: a miss too.
+	risk := run("a", 1, results.Pass, "invalid")
+	risk.Message = missMessage(checkers.Report{Valid: checkers.Invalid, Checkers: map[string]checkers.Result{checkers.LinearizableName: {Valid: checkers.Invalid}}})
 	for _, tc := range []struct {
 		name  string
 		cases []results.Case
@@ -200,6 +212,8 @@ func TestSettle(t *testing.T) {
 			run("a", 2, results.Pass, "invalid"), run("a", 2, results.Pass, "valid"),
 		}, "", []string{results.Pass, results.Failure}},
 		{"a shard", []results.Case{run("a", 1, results.Pass, "valid")}, "1/2", []string{results.Pass}},
+		{"a documented risk is no find", []results.Case{risk, run("a", 1, results.Pass, "valid")}, "", []string{results.Failure, results.Failure}},
+		{"a documented risk beside a find", []results.Case{risk, run("a", 1, results.Pass, "invalid")}, "", []string{results.Pass, results.Pass}},
 	} {
 		before := slices.Clone(tc.cases)
 		got := Settle(results.Suite{Shard: tc.shard, Cases: tc.cases})

@@ -156,7 +156,7 @@ func Record(c Case, out *record.Outcome, err error, took time.Duration) results.
 	case rep.Valid == checkers.Unknown:
 		rc.Outcome, rc.Message = results.Error, "unknown: "+unknowns(rep)
 	case c.Row.misses(rep):
-		rc.Outcome, rc.Message = results.Pass, missed
+		rc.Outcome, rc.Message = results.Pass, missMessage(rep)
 	case judged == nil:
 		rc.Outcome = results.Pass
 	case found:
@@ -168,16 +168,28 @@ func Record(c Case, out *record.Outcome, err error, took time.Duration) results.
 	return rc
 }
 
-// misses says whether rep is a valid verdict on a row that needs only
-// some of its runs to find the violation: a pass, unless Settle finds too
-// many.
+// misses says whether rep, on a row that needs only some of its runs to
+// find the violation, did not find it: valid, or invalid by only the
+// checkers the row's documented risk may make find one (may). A pass,
+// unless Settle finds too many.
 func (r Row) misses(rep checkers.Report) bool {
-	return r.Expect == "invalid" && r.Found > 0 && rep.Valid == checkers.Valid
+	if r.Expect != "invalid" || r.Found == 0 {
+		return false
+	}
+	return rep.Valid == checkers.Valid || (rep.Valid == checkers.Invalid && len(r.May) > 0 && allIn(rep.Invalid(), r.May))
 }
 
-// missed is the message of a valid run of a row that needs only some of
-// its runs to find the violation.
-const missed = "valid: a miss the row allows, if enough of its runs found the violation"
+// missed ends the message of a run that misses (Row.misses), which
+// Settle tells from the runs that found the violation by it.
+const missed = "a miss the row allows, if enough of its runs found the violation"
+
+// missMessage says why a run that misses passed.
+func missMessage(rep checkers.Report) string {
+	if rep.Valid == checkers.Valid {
+		return "valid: " + missed
+	}
+	return "invalid by only " + strings.Join(rep.Invalid(), ", ") + ", which the row says may find one: " + missed
+}
 
 // Settle judges what no run can alone: a row that needs only some of its
 // runs to find the violation (found) fails, each of its misses a failure,
@@ -199,7 +211,7 @@ func Settle(s results.Suite) results.Suite {
 			rows[c.Row] = t
 		}
 		t.runs++
-		if c.Outcome == results.Pass && c.Verdict == checkers.Invalid.String() {
+		if c.Outcome == results.Pass && !strings.HasSuffix(c.Message, missed) {
 			t.hits++
 		}
 	}
@@ -207,11 +219,11 @@ func Settle(s results.Suite) results.Suite {
 	out.Cases = slices.Clone(s.Cases)
 	for i, c := range out.Cases {
 		t := rows[c.Row]
-		if t == nil || t.hits >= t.want || c.Outcome != results.Pass || c.Verdict != checkers.Valid.String() {
+		if t == nil || t.hits >= t.want || c.Outcome != results.Pass || !strings.HasSuffix(c.Message, missed) {
 			continue
 		}
 		out.Cases[i].Outcome = results.Failure
-		out.Cases[i].Message = fmt.Sprintf("valid: the row's runs found the violation in %d of %d, want at least %d", t.hits, t.runs, t.want)
+		out.Cases[i].Message = fmt.Sprintf("%s: the row's runs found the violation in %d of %d, want at least %d", c.Verdict, t.hits, t.runs, t.want)
 	}
 	return out
 }

@@ -57,6 +57,10 @@ type Settings struct {
 	QuietPeriod     time.Duration `yaml:"quiet_period"`
 	RecoveryTimeout time.Duration `yaml:"recovery_timeout"`
 	Resource        string        `yaml:"resource"`
+	// ReadShare is the share of reads among the workload's operations: a
+	// write lost and overwritten before any read is lost to every
+	// checker, so a row about lost writes reads more.
+	ReadShare float64 `yaml:"read_share"`
 	// Seed is the first seed of a row without seeds, and Runs how many
 	// runs it gets, with seeds Seed, Seed+1, ...
 	Seed uint64 `yaml:"seed"`
@@ -401,6 +405,7 @@ func (s *Suite) Settings(r Row) Settings {
 		QuietPeriod:     cmp.Or(o.QuietPeriod, d.QuietPeriod),
 		RecoveryTimeout: cmp.Or(o.RecoveryTimeout, d.RecoveryTimeout),
 		Resource:        cmp.Or(o.Resource, d.Resource),
+		ReadShare:       cmp.Or(o.ReadShare, d.ReadShare),
 		Seed:            cmp.Or(o.Seed, d.Seed),
 		Runs:            cmp.Or(o.Runs, d.Runs),
 	}

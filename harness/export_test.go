@@ -1,0 +1,4 @@
+package harness
+
+// GoGCFlags lets the external tests compile as the images do.
+const GoGCFlags = goGCFlags
