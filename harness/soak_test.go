@@ -25,7 +25,8 @@ import (
 // The nightly soak in small: raft under every fault family, a fault every
 // second, for two minutes. The controller's memory stays flat, the
 // history grows at a steady rate, the verdict holds, nothing is left
-// behind and the report opens. The hour-long figures are in the README.
+// behind and the report opens. The hour-long figures are in
+// docs/figures.md.
 //
 // The run is splitbrain's own binary in a process of its own, as a
 // nightly job runs it: the resident memory of this test's process would
