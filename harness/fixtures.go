@@ -2,14 +2,12 @@ package harness
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
-	"github.com/splitbrain/splitbrain/internal/parallel"
 	"github.com/splitbrain/splitbrain/targets"
 )
 
@@ -130,51 +128,30 @@ func (d *Docker) programImage(ctx context.Context, root, tag, dir, name string, 
 
 // TestImages makes, from the repository at root, the images the
 // harness's own tests build: the runtimes and programs of the clock
-// tests, and the fixture targets' images with their bases, the two side
-// by side and aheadBuilds fixtures at a time. On a new machine the clock
-// programs wait minutes for their Debian runtimes while the fixtures,
-// most of them Go programs FROM scratch, need none: made after them, one
-// after another, they were the last five minutes before go test. A
-// fixture that does not build is passed over, saying so: some are made
-// to fail (a release that does not exist, a program that does not
-// compile, a base their test makes) and their tests expect it; one that
-// should build fails in its own test all the same.
+// tests, and the fixture targets' images with their bases. A fixture
+// that does not build is passed over, saying so: some are made to fail
+// (a release that does not exist, a program that does not compile, a
+// base their test makes) and their tests expect it; one that should
+// build fails in its own test all the same.
 func (d *Docker) TestImages(ctx context.Context, root string) error {
+	if err := d.testRuntimes(ctx); err != nil {
+		return err
+	}
+	if _, err := d.waiterImages(ctx, root); err != nil {
+		return err
+	}
+	if _, err := d.readerImages(ctx, root); err != nil {
+		return err
+	}
 	fixtures, err := targets.List(filepath.Join(root, "harness", "testdata"))
 	if err != nil {
 		return err
 	}
-	both := []func() error{
-		func() error { return d.clockImages(ctx, root) },
-		func() error { return d.fixtureImages(ctx, fixtures) },
-	}
-	return errors.Join(parallel.Each(both, func(f func() error) error { return f() }), ctx.Err())
-}
-
-// clockImages makes the runtimes of the clock tests, then their waiters
-// and readers side by side.
-func (d *Docker) clockImages(ctx context.Context, root string) error {
-	if err := d.testRuntimes(ctx); err != nil {
-		return err
-	}
-	programs := []func(context.Context, string) (map[string]string, error){d.waiterImages, d.readerImages}
-	return parallel.Each(programs, func(images func(context.Context, string) (map[string]string, error)) error {
-		_, err := images(ctx, root)
-		return err
-	})
-}
-
-// fixtureImages makes the images of the fixture targets, aheadBuilds at
-// a time, passing over (and telling Progress of) those that do not build.
-func (d *Docker) fixtureImages(ctx context.Context, fixtures []targets.Manifest) error {
-	slots := make(chan struct{}, aheadBuilds)
-	return parallel.Each(fixtures, func(m targets.Manifest) error {
-		slots <- struct{}{}
-		defer func() { <-slots }()
+	for _, m := range fixtures {
 		if _, err := d.TargetImages(ctx, m); err != nil && d.Progress != nil {
 			first, _, _ := strings.Cut(err.Error(), "\n")
 			fmt.Fprintf(d.Progress, "splitbrain: fixture %s: not made ahead: %s\n", m.Name, first)
 		}
-		return nil
-	})
+	}
+	return ctx.Err()
 }
