@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -158,14 +159,17 @@ func (g *guard) follow(ctx context.Context, engine string, msgs <-chan events.Me
 			g.see(m)
 		case err := <-errs:
 			if ctx.Err() == nil {
-				if engine != "" {
-					engine = " " + engine
-				}
-				g.fail("the Docker Engine%s stopped answering (%v)", engine, err)
+				g.engineGone(engine, err)
 			}
 			return
 		}
 	}
+}
+
+// engineGone fails the run as engine's (this machine's when "") that no
+// longer answers.
+func (g *guard) engineGone(engine string, err error) {
+	g.fail("%s stopped answering (%v)", strings.TrimSpace("the Docker Engine "+engine), err)
 }
 
 // Over several engines, one whose host went down or whose network was
@@ -188,7 +192,7 @@ func (g *guard) ping(ctx context.Context, engine string, d *Docker) {
 		_, err := d.cli.Ping(asked, client.PingOptions{})
 		cancel()
 		if err != nil && ctx.Err() == nil {
-			g.fail("the Docker Engine %s stopped answering (%v)", engine, err)
+			g.engineGone(engine, err)
 			return
 		}
 	}
