@@ -161,13 +161,20 @@ func TestFullDiskFailsTheRun(t *testing.T) {
 	t.Cleanup(func() { syscall.Unmount(cfg.ResultsDir, syscall.MNT_DETACH) })
 	cfg.Nemesis = []string{"none"}
 	cfg.TimeLimit = 2 * time.Minute
-	began := time.Now()
 	out, err := record.Run(harnesstest.Context(t), cfg)
+	ended := time.Now()
 	if !harness.IsEnvironment(err) || !strings.Contains(err.Error(), "no space left on device") {
 		t.Fatalf("the run ended with %v, want a harness failure for the full disk", err)
 	}
-	if took := time.Since(began); took > time.Minute {
-		t.Errorf("the run took %s: it did not stop when the disk filled", took)
+	// The history's last write, cut short, is when the disk filled: how
+	// long the cluster took to start on a loaded machine is not the
+	// question.
+	fi, err := os.Stat(filepath.Join(out.Dir, results.HistoryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after := ended.Sub(fi.ModTime()); after > 20*time.Second {
+		t.Errorf("the run went on for %s after the disk filled", after)
 	}
 	harnesstest.NothingLeft(t, out.Info.ID)
 	events, cut, err := history.ReadComplete(filepath.Join(out.Dir, results.HistoryFile), history.ReadEvents)

@@ -5,7 +5,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Prints, every 20 ms, true time, then what the JVM's clocks read:
- * System.currentTimeMillis() and System.nanoTime(), in nanoseconds. Java
+ * System.currentTimeMillis() and System.nanoTime(), in nanoseconds, then
+ * true time again: the clocks were read between the two. Java
  * has no raw system call, so true time is the modification time the kernel
  * stamps on a file it writes (its own clock, coarse to a few milliseconds:
  * no patch of the vDSO reaches it). It waits in Selector.select, a relative
@@ -20,7 +21,10 @@ public class Reader {
         for (;;) {
             Files.write(stamp, one);
             long truth = Files.getLastModifiedTime(stamp).to(TimeUnit.NANOSECONDS);
-            System.out.println(truth + " " + System.currentTimeMillis() * 1_000_000L + " " + System.nanoTime());
+            long rt = System.currentTimeMillis() * 1_000_000L, mono = System.nanoTime();
+            Files.write(stamp, one);
+            long end = Files.getLastModifiedTime(stamp).to(TimeUnit.NANOSECONDS);
+            System.out.println(truth + " " + rt + " " + mono + " " + end);
             s.select(20);
         }
     }
