@@ -271,13 +271,16 @@ func tokenOf(l contract.Leadership) int64 {
 	return 0
 }
 
-// Leader is the node that most recently claimed leadership with the highest
-// token among fresh observations (younger than maxAge), or "" if none.
+// Leader is the node that claimed leadership with the highest token among
+// the answers younger than maxAge, or "" if none. As in Beliefs, a poll
+// that timed out since does not unseat it: a kill-leader aimed by the
+// latest poll alone struck a follower of a steady Redis Cluster whose
+// primary's agent had missed one poll.
 func (o *Observer) Leader(maxAge time.Duration) (node string, token int64) {
 	now := o.rec.Now()
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	for n, e := range o.latest {
+	for n, e := range o.lastAnswer {
 		if e.IsLeader && now-e.Time <= int64(maxAge) && e.Token > token {
 			node, token = n, e.Token
 		}
