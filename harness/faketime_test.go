@@ -401,7 +401,7 @@ func TestFaketimeKinds(t *testing.T) {
 			if len(in) < 2 {
 				return fmt.Errorf("%d rewrites of the file during the waits", len(in))
 			}
-			if gained := fit(in, func(o offsetWritten) (time.Duration, time.Duration) { return o.mono, o.offset }); gained < 2.8 || gained > 3.2 {
+			if gained := fit(in, func(o offsetWritten) (float64, float64) { return o.mono.Seconds(), o.offset.Seconds() }); gained < 2.8 || gained > 3.2 {
 				return fmt.Errorf("the file gained %.2f s a second, want 3", gained)
 			}
 			for i, w := range ws {
@@ -410,7 +410,7 @@ func TestFaketimeKinds(t *testing.T) {
 					return fmt.Errorf("a wait at %s read a skew of %s, not one written shortly before (%v)", w.mono, skews[i], ow[max(0, last-3):min(len(ow), last+1)])
 				}
 			}
-			t.Logf("%s: the skew read gained %.2f s a second over %d rewrites", kind, fit(ws, func(w wait) (time.Duration, time.Duration) { return w.mono, w.wall - w.mono }), len(in))
+			t.Logf("%s: the skew read gained %.2f s a second over %d rewrites", kind, fit(ws, func(w wait) (float64, float64) { return w.mono.Seconds(), (w.wall - w.mono).Seconds() }), len(in))
 			return nil
 		}},
 		{"its heal", jumpTo(0), 400 * time.Millisecond, skewed(0)},
@@ -502,15 +502,17 @@ func TestFaketimeCanary(t *testing.T) {
 // on the monotonic clock.
 type offsetWritten struct{ mono, offset time.Duration }
 
-// fit is the least-squares slope of y over x, per second, of the points
-// xy makes of items.
-func fit[T any](items []T, xy func(T) (x, y time.Duration)) float64 {
+// fit is the least-squares slope of y over x of the points xy makes of
+// items, 0 when x never varies.
+func fit[T any](items []T, xy func(T) (x, y float64)) float64 {
 	n := float64(len(items))
 	var sx, sy, sxx, sxy float64
 	for _, it := range items {
-		xd, yd := xy(it)
-		x, y := xd.Seconds(), yd.Seconds()
+		x, y := xy(it)
 		sx, sy, sxx, sxy = sx+x, sy+y, sxx+x*x, sxy+x*y
 	}
-	return (n*sxy - sx*sy) / (n*sxx - sx*sx)
+	if d := n*sxx - sx*sx; d != 0 {
+		return (n*sxy - sx*sy) / d
+	}
+	return 0
 }

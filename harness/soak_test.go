@@ -89,7 +89,7 @@ func TestShortSoak(t *testing.T) {
 			steady = append(steady, s)
 		}
 	}
-	growth := slope(steady, func(s results.Sample) float64 { return s.RSSMB }) * 60
+	growth := harness.Fit(steady, func(s results.Sample) (float64, float64) { return s.At, s.RSSMB }) * 60
 	if growth > 2 {
 		t.Errorf("the controller's resident memory grew %.1f MB a minute: %v", growth, steady)
 	}
@@ -149,18 +149,4 @@ func storedRun(t *testing.T, root string) record.Outcome {
 func tailLines(b []byte, n int) []byte {
 	lines := bytes.SplitAfter(b, []byte("\n"))
 	return bytes.Join(lines[max(0, len(lines)-n):], nil)
-}
-
-// slope is the least-squares slope of f over the samples, per second.
-func slope(samples []results.Sample, f func(results.Sample) float64) float64 {
-	n := float64(len(samples))
-	var sx, sy, sxx, sxy float64
-	for _, s := range samples {
-		x, y := s.At, f(s)
-		sx, sy, sxx, sxy = sx+x, sy+y, sxx+x*x, sxy+x*y
-	}
-	if d := n*sxx - sx*sx; d != 0 {
-		return (n*sxy - sx*sy) / d
-	}
-	return 0
 }
