@@ -51,6 +51,9 @@ type reading struct {
 // true time is a file's stamp, coarse to one tick of the kernel's.
 const precisely = 20 * time.Millisecond
 
+// precise says whether x's true time is known to within precisely.
+func (x reading) precise() bool { return x.end.Sub(x.at) <= precisely }
+
 // readingsSince reads what the reader in container id printed since t, by
 // true time: every line it read after t.
 func readingsSince(t *testing.T, d *Docker, id string, since time.Time) []reading {
@@ -93,7 +96,7 @@ func awaitReadings(t *testing.T, d *Docker, id string, since time.Time, n int, t
 	t.Helper()
 	for deadline := time.Now().Add(timeout); ; time.Sleep(50 * time.Millisecond) {
 		all := readingsSince(t, d, id, since)
-		rs := slices.DeleteFunc(slices.Clone(all), func(x reading) bool { return x.end.Sub(x.at) > precisely })
+		rs := slices.DeleteFunc(slices.Clone(all), func(x reading) bool { return !x.precise() })
 		if len(rs) >= n {
 			return rs
 		}
@@ -331,7 +334,7 @@ func TestVdsoclockRateHealKeepsMonotonic(t *testing.T) {
 		}
 		var last reading // the last one at 3x known precisely
 		for _, x := range all {
-			if x.at.Before(healed.Add(-clockTol)) && x.end.Sub(x.at) <= precisely {
+			if x.at.Before(healed.Add(-clockTol)) && x.precise() {
 				last = x
 			}
 		}
