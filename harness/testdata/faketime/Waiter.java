@@ -4,8 +4,8 @@ import java.time.Instant;
  * Waits 100 ms at a time on the monotonic clock, as a JVM service does: a
  * sleep and a monitor wait that times out. After each wait it prints a
  * line: what it was, how long it took and when it ended on the monotonic
- * clock (System.nanoTime), and what the wall clock read then, all in
- * nanoseconds.
+ * clock (System.nanoTime), what the wall clock read then, and the
+ * monotonic clock again after it, all in nanoseconds.
  */
 public class Waiter {
     public static void main(String[] args) throws InterruptedException {
@@ -22,7 +22,8 @@ public class Waiter {
             }
             long ended = System.nanoTime();
             Instant wall = Instant.now();
-            System.out.println(what + " " + (ended - begun) + " " + ended + " " + (wall.getEpochSecond() * 1_000_000_000L + wall.getNano()));
+            long after = System.nanoTime();
+            System.out.println(what + " " + (ended - begun) + " " + ended + " " + (wall.getEpochSecond() * 1_000_000_000L + wall.getNano()) + " " + after);
             System.out.flush();
         }
     }

@@ -1,8 +1,8 @@
 // waiter waits 100 ms at a time on the monotonic clock, as a C server
 // does: a sleep to a deadline, a condition variable that times out, a
 // timer. After each wait it prints a line: what it was, how long it took
-// and when it ended on the monotonic clock, and what the wall clock read
-// then, all in nanoseconds. A wait that fails ends it.
+// and when it ended on the monotonic clock, what the wall clock read then,
+// and the monotonic clock again after it, all in nanoseconds. A wait that fails ends it.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -58,7 +58,8 @@ int main(void) {
 			return 1;
 		}
 		int64_t ended = now(CLOCK_MONOTONIC);
-		printf("%s %lld %lld %lld\n", what, (long long)(ended - begun), (long long)ended, (long long)now(CLOCK_REALTIME));
+		int64_t wall = now(CLOCK_REALTIME);
+		printf("%s %lld %lld %lld %lld\n", what, (long long)(ended - begun), (long long)ended, (long long)wall, (long long)now(CLOCK_MONOTONIC));
 		fflush(stdout);
 	}
 }

@@ -1,8 +1,9 @@
 """Waits 100 ms at a time on the monotonic clock, as a Python service
 does: a sleep (to a monotonic deadline, since Python 3.11) and an event
 that times out. After each wait it prints a line: what it was, how long it
-took and when it ended on the monotonic clock, and what the wall clock read
-then, all in nanoseconds. A wait that fails ends it."""
+took and when it ended on the monotonic clock, what the wall clock read
+then, and the monotonic clock again after it (a reader preempted between
+the two clocks shows as a gap), all in nanoseconds. A wait that fails ends it."""
 
 import threading
 import time
@@ -16,4 +17,5 @@ while True:
         else:
             never_set.wait(0.1)
         ended = time.monotonic_ns()
-        print(what, ended - begun, ended, time.time_ns(), flush=True)
+        wall = time.time_ns()
+        print(what, ended - begun, ended, wall, time.monotonic_ns(), flush=True)
