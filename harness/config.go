@@ -39,6 +39,11 @@ type Config struct {
 	// reaches it has not tested what it planned, a harness failure unless
 	// its history already proves it invalid.
 	Faults int
+	// Engine, with Engines, is the engine of its file that holds the
+	// whole run (`--engine`, or a suite spreading its runs over the
+	// engines): every container there, the gateway too. run.json's
+	// placement records it.
+	Engine string
 	// Progress receives the live progress line; nil for none.
 	Progress io.Writer
 }
@@ -60,13 +65,17 @@ func DefaultConfig() Config {
 // Command is the `splitbrain run` that repeats the run, with its
 // explicit schedule if it has one.
 func (c Config) Command() string {
+	cmd := c.Settings.Command()
 	switch {
 	case c.Schedule != "":
-		return results.ReplayCommand(c.Settings, c.Schedule)
+		cmd = results.ReplayCommand(c.Settings, c.Schedule)
 	case c.Faults > 0:
-		return c.Settings.Command() + fmt.Sprintf(" --faults=%d", c.Faults)
+		cmd += fmt.Sprintf(" --faults=%d", c.Faults)
 	}
-	return c.Settings.Command()
+	if c.Engine != "" {
+		cmd += " --engine=" + c.Engine
+	}
+	return cmd
 }
 
 // schedule is what the nemesis does with the faults names (Order's
@@ -138,6 +147,8 @@ func (c Config) Validate() error {
 		return badInput("--faults and --schedule: an explicit schedule has its own faults")
 	case c.Faults > 0 && slices.Equal(c.Nemesis, []string{"none"}):
 		return badInput("--faults %d with --nemesis none: there is no fault to count", c.Faults)
+	case c.Engine != "" && c.Engines == "":
+		return badInput("--engine %s needs --engines FILE, the file that names it", c.Engine)
 	}
 	if c.Promise != "" {
 		if _, err := contract.ParsePromise(c.Promise); err != nil {

@@ -58,6 +58,15 @@ func (r *run) loadEngines() error {
 		}
 		groups = append(groups, apart)
 	}
+	if r.cfg.Engine != "" {
+		if !slices.ContainsFunc(f.Engines, func(e engines.Engine) bool { return e.Name == r.cfg.Engine }) {
+			return badInput("--engine: %s names no engine %q", r.cfg.Engines, r.cfg.Engine)
+		}
+		f.Placement = map[string]string{engines.Resource: r.cfg.Engine}
+		for _, c := range slices.Concat(groups...) {
+			f.Placement[c] = r.cfg.Engine
+		}
+	}
 	placement, err := f.Assign(groups...)
 	if err != nil {
 		return badInput("--engines: %v", err)
@@ -103,7 +112,7 @@ func (r *run) shipImages(ctx context.Context) error {
 	if err := r.readCompanions(); err != nil {
 		return err
 	}
-	need := map[string][]string{r.engineFile.Engines[0].Name: {gatewayImage}}
+	need := map[string][]string{r.gatewayEngine(): {gatewayImage}}
 	add := func(container, image string) {
 		engine := r.info.Placement[container]
 		if !slices.Contains(need[engine], image) {
@@ -141,11 +150,17 @@ func (r *run) newNetwork(ctx context.Context) (string, netip.Prefix, *http.Trans
 	if err != nil {
 		return "", netip.Prefix{}, nil, err
 	}
-	dialer, err := r.engines.StartGateway(ctx, r.info.ID, network, subnet)
+	dialer, err := r.engines.StartGateway(ctx, r.gatewayEngine(), r.info.ID, network, subnet)
 	if err != nil {
 		return "", netip.Prefix{}, nil, err
 	}
 	return network, subnet, &http.Transport{DialContext: dialer.DialContext, MaxIdleConnsPerHost: max(2, r.cfg.Concurrency)}, nil
+}
+
+// gatewayEngine is the engine that holds the run's gateway: the one
+// that holds the whole run, or the first.
+func (r *run) gatewayEngine() string {
+	return cmp.Or(r.cfg.Engine, r.engineFile.Engines[0].Name)
 }
 
 // engineGrace is how long teardown waits for an engine of several that

@@ -2,8 +2,10 @@ package harness_test
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -23,9 +25,10 @@ import (
 // partition, a pause, a kill and a clock fault across them: each fault
 // takes effect, the run is valid, each container ran where the file put
 // it, the resource's decisions came back into the run's folder, and
-// nothing of the run is left on any engine. Then an engine lost during a
-// run: the run ends as the environment's failure, naming the engine, and
-// the engines that still answer are cleaned.
+// nothing of the run is left on any engine. Then a whole run held on one
+// engine, valid, all of it there. Then an engine lost during a run: the
+// run ends as the environment's failure, naming the engine, and the
+// engines that still answer are cleaned.
 func TestRaftSpreadOverThreeEngines(t *testing.T) {
 	t.Parallel()
 	// 24 s: a kill's heal on an engine in a container took 7 s in a cold
@@ -69,6 +72,18 @@ func TestRaftSpreadOverThreeEngines(t *testing.T) {
 		t.Errorf("the resource's decision log, copied out of its engine, holds no accepted write: %+v", st.Figures)
 	}
 	nothingOnEngines(t, f, out.Info.ID)
+
+	// A whole run on e2, as a suite that spreads its runs over the
+	// engines places each: every container there, reached through a
+	// gateway there, and a kill of its leader healed there.
+	held := scheduled(t, 10*time.Second, `{"faults": [{"at_s": 1, "fault": "kill-leader", "for_s": 2, "aim": 1}]}`)
+	held.Engines, held.Engine = cfg.Engines, "e2"
+	whole := runValid(t, held)
+	harnesstest.FaultsTookEffect(t, whole.Info.Faults, []string{"kill-leader"})
+	if len(whole.Info.Placement) != 4 || slices.ContainsFunc(slices.Collect(maps.Values(whole.Info.Placement)), func(e string) bool { return e != "e2" }) {
+		t.Errorf("placement %v, want the three nodes and the resource on e2", whole.Info.Placement)
+	}
+	nothingOnEngines(t, f, whole.Info.ID)
 
 	// e3, which holds n3, lost a few seconds into a run's workload.
 	cfg.Schedule, cfg.Nemesis, cfg.TimeLimit = "", []string{"partition"}, 30*time.Second

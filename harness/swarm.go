@@ -169,6 +169,19 @@ func (e *Engines) Leave(ctx context.Context) error {
 	return nil
 }
 
+// Cores are how many CPUs each engine of the file has, in its order.
+func (e *Engines) Cores(ctx context.Context) ([]int, error) {
+	cores := make([]int, len(e.File.Engines))
+	for i, en := range e.File.Engines {
+		res, err := e.docker[en.Name].cli.Info(ctx, client.InfoOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("engine %s: %v", en.Name, err)
+		}
+		cores[i] = res.Info.NCPU
+	}
+	return cores, nil
+}
+
 // swarmInfo is what the engine says of its place in a swarm.
 func (d *Docker) swarmInfo(ctx context.Context) (swarm.Info, error) {
 	res, err := d.cli.Info(ctx, client.InfoOptions{})
@@ -293,12 +306,16 @@ func (e *Engines) removeFrom(ctx context.Context, label string, from []engines.E
 // gatewayPort is where the gateway listens in its container.
 const gatewayPort = 7070
 
-// StartGateway starts the run's gateway on the manager, in overlay
-// (whose subnet it is), published on a port the manager's engine picks,
+// StartGateway starts the run's gateway on the engine named on, in
+// overlay (whose subnet it is), published on a port that engine picks,
 // and returns the dialer that reaches the overlay's addresses through it.
-// The controller reaches the manager's host at its advertised address.
-func (e *Engines) StartGateway(ctx context.Context, runID, overlay string, subnet netip.Prefix) (gateway.Dialer, error) {
-	m, md := e.manager()
+// The controller reaches the engine's host at its advertised address.
+func (e *Engines) StartGateway(ctx context.Context, on, runID, overlay string, subnet netip.Prefix) (gateway.Dialer, error) {
+	i := slices.IndexFunc(e.File.Engines, func(en engines.Engine) bool { return en.Name == on })
+	if i < 0 {
+		return gateway.Dialer{}, fmt.Errorf("gateway: no engine %q", on)
+	}
+	m, md := e.File.Engines[i], e.docker[on]
 	port := dnetwork.MustParsePort(strconv.Itoa(gatewayPort) + "/tcp")
 	res, err := md.cli.ContainerCreate(ctx, client.ContainerCreateOptions{
 		Name: "splitbrain-" + runID + "-gateway",

@@ -97,7 +97,7 @@ func TestEnginesInContainersJoinASwarm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dialer, err := e.StartGateway(ctx, runID, overlay, subnet)
+	dialer, err := e.StartGateway(ctx, "e1", runID, overlay, subnet)
 	if err != nil {
 		t.Fatal(err)
 	}

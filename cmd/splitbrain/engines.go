@@ -55,17 +55,24 @@ func enginesCmd(ctx context.Context, args []string) (int, error) {
 }
 
 // joinEngines reaches the engines of the file at path and joins them in
-// one swarm; what stops it is bad input.
-func joinEngines(ctx context.Context, path string) error {
+// one swarm, and returns their names and cores, in the file's order;
+// what stops it is bad input.
+func joinEngines(ctx context.Context, path string) (names []string, cores []int, err error) {
 	e, err := connectEngines(ctx, path)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	defer e.Close()
 	if err := e.Join(ctx); err != nil {
-		return badInput("%v", err)
+		return nil, nil, badInput("%v", err)
 	}
-	return nil
+	if cores, err = e.Cores(ctx); err != nil {
+		return nil, nil, badInput("%v", err)
+	}
+	for _, en := range e.File.Engines {
+		names = append(names, en.Name)
+	}
+	return names, cores, nil
 }
 
 // connectEngines reaches every engine of the engines file at path; a file

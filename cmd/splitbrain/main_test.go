@@ -35,6 +35,8 @@ func TestBadInputExits254(t *testing.T) {
 		{"engines", unreachable, "--start", "10"},
 		{"clean", "--engines", unreachable},
 		{"clean", "--engines", unreachable, "--orphans"},
+		{"run", "--target", "raft", "--engine", "gone"},
+		{"run", "--target", "raft", "--engines", unreachable, "--engine", "elsewhere"},
 	} {
 		if code := run(args); code != exitBadInput {
 			t.Errorf("splitbrain %q exited %d, want %d", args, code, exitBadInput)

@@ -16,7 +16,7 @@ import (
 // runUsage is the usage of `splitbrain run`.
 const runUsage = `  splitbrain run --target raft|--target-dir PATH [--promise P] [--nodes 5] [--time-limit 60s] [--nemesis partition,pause,kill,clock] [--nemesis-interval D] [--faults N]
                  [--rate 100] [--concurrency 10] [--read-share 0.25] [--resource strict|unfenced] [--seed N] [--results DIR]
-                 [--stop-on-violation [--stop-on CHECKERS]] [--junit FILE] [--engines FILE]
+                 [--stop-on-violation [--stop-on CHECKERS]] [--junit FILE] [--engines FILE [--engine NAME]]
                  [--schedule FILE]  the faults of an explicit schedule (a run's schedule.json), at its times`
 
 // runCmd runs one test and prints its verdict; the exit code is the
@@ -48,6 +48,7 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 	stopOn := fs.String("stop-on", "", "with --stop-on-violation: stop once each of these checkers found one ("+strings.Join(harness.Watched, ", ")+")")
 	junit := fs.String("junit", "", "write a JUnit XML report of the run to this file")
 	fs.StringVar(&cfg.Engines, "engines", "", "spread the cluster over the Docker Engines this file names (docs/engines.md)")
+	fs.StringVar(&cfg.Engine, "engine", "", "with --engines: hold the whole cluster on this engine of the file instead")
 	checkFlags(fs, &cfg)
 	fs.Lookup("seed").DefValue = "random, kept in run.json"
 	if err := parse(fs, args); err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -40,8 +41,8 @@ func suiteCmd(ctx context.Context, args []string) (int, error) {
 	fs.StringVar(&o.ResultsDir, "results", "results", "results folder; the suite's record is its suite.json")
 	fs.StringVar(&junit, "junit", "", "write a JUnit XML report to this file")
 	fs.StringVar(&shard, "shard", "", "I/N: run only every N-th run from the I-th, one of N CI runners")
-	fs.StringVar(&o.Engines, "engines", "", "spread every run over the Docker Engines this file names (docs/engines.md)")
-	parallelArg := fs.String("parallel", "1", "runs at once, or auto: another run only while the machine has a core to spare")
+	fs.StringVar(&o.Engines, "engines", "", "spread the runs over the Docker Engines this file names, each whole on one (docs/engines.md); a suite of spread: containers spreads each run")
+	parallelArg := fs.String("parallel", "1", "runs at once (on each engine, with --engines), or auto: another run only while the machine has a core to spare (with --engines: as many on each as its cores)")
 	table := fs.Bool("table", false, "print the suite's table, run nothing: a track record's as docs/bugs.md shows it, any other's as targets/README.md (its rows must name families)")
 	file, err := parseWithFile(fs, args, "a suite file, e.g. targets/catalogue.yaml")
 	if err != nil {
@@ -85,18 +86,26 @@ func suiteCmd(ctx context.Context, args []string) (int, error) {
 	if err := writable(o.ResultsDir, junit); err != nil {
 		return 0, err
 	}
+	var places []suite.Place
 	if o.Engines != "" {
 		// Joined once, before runs at once would each join them.
 		if o.Engines, err = filepath.Abs(o.Engines); err != nil {
 			return 0, badInput("suite: --engines: %v", err)
 		}
-		if err := joinEngines(ctx, o.Engines); err != nil {
+		names, cores, err := joinEngines(ctx, o.Engines)
+		if err != nil {
 			return 0, err
+		}
+		if s.Spread == suite.SpreadRuns {
+			for i, name := range names {
+				places = append(places, suite.Place{Engine: name, Runs: cmp.Or(parallel, cores[i])}) // Auto is 0
+			}
 		}
 	}
 
 	began, done := time.Now(), 0
 	r := suite.Runner{
+		Places:   places,
 		Parallel: parallel,
 		Began: func(c suite.Case) {
 			fmt.Fprintf(os.Stderr, "suite: [%d/%d] %s\n", c.Index+1, rec.Total, c.Config.Command())

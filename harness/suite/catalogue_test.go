@@ -105,6 +105,23 @@ func TestLoadErrors(t *testing.T) {
 }
 
 // A --nemesis item is of its fault's family, or of the family it names.
+// A suite spreads its runs over several engines unless it says it
+// spreads their containers; anything else is refused.
+func TestSpread(t *testing.T) {
+	known := []targets.Manifest{{Name: "raft"}}
+	for top, want := range map[string]Spread{"": SpreadRuns, "spread: runs\n": SpreadRuns, "spread: containers\n": SpreadContainers, "spread: sideways\n": ""} {
+		path := filepath.Join(t.TempDir(), "s.yaml")
+		os.WriteFile(path, []byte(top+"rows:\n  - {target: raft, family: none, expect: valid}\n"), 0o644)
+		s, err := Load(path, known)
+		switch {
+		case want == "" && (err == nil || !strings.Contains(err.Error(), `spread must be runs or containers, not "sideways"`)):
+			t.Errorf("%q: got %v, want refused", top, err)
+		case want != "" && (err != nil || s.Spread != want):
+			t.Errorf("%q: got %v, want %s", top, err, want)
+		}
+	}
+}
+
 func TestFamilyOf(t *testing.T) {
 	for item, want := range map[string]string{
 		"kill-leader": "kill", "kill-service-all": "service", "partition-service": "service",

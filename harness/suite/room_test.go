@@ -3,6 +3,7 @@ package suite
 import (
 	"errors"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -136,18 +137,49 @@ func TestParseCPU(t *testing.T) {
 }
 
 // A runner of N runs at once has room below N; an Auto one follows a
-// Gate, or takes a run per core where the CPU cannot be read.
+// Gate, or takes a run per core where the CPU cannot be read. All on
+// this machine's engine.
 func TestRunnerRoom(t *testing.T) {
+	here := func(room func(map[string]int) (string, bool), running int) bool {
+		place, ok := room(map[string]int{"": running})
+		if ok && place != "" {
+			t.Errorf("a runner without places started a run on %q", place)
+		}
+		return ok
+	}
 	room := Runner{Parallel: 3}.room()
-	if !room(2) || room(3) {
+	if !here(room, 2) || here(room, 3) {
 		t.Error("three at once: room for a third, not a fourth")
 	}
 	blind := Runner{CPU: func() (CPU, error) { return CPU{}, errors.New("no /proc/stat") }}.room()
-	if !blind(runtime.NumCPU()-1) || blind(runtime.NumCPU()) {
+	if !here(blind, runtime.NumCPU()-1) || here(blind, runtime.NumCPU()) {
 		t.Errorf("auto without a CPU to read: want a run per core (%d)", runtime.NumCPU())
 	}
 	busy := Runner{CPU: func() (CPU, error) { return CPU{Total: 1}, nil }}.room()
-	if !busy(0) || busy(1) {
+	if !here(busy, 0) || here(busy, 1) {
 		t.Error("auto: the first run starts, the second waits for a window's measure")
+	}
+}
+
+// Runs spread over places start, one after another, on the least busy
+// for its size: a place of two takes two for another's one.
+func TestRunnerPlaces(t *testing.T) {
+	room := Runner{Parallel: 1, Places: []Place{{"a", 2}, {"b", 1}, {"c", 1}}}.room()
+	running := map[string]int{}
+	var order []string
+	for {
+		place, ok := room(running)
+		if !ok {
+			break
+		}
+		running[place]++
+		order = append(order, place)
+	}
+	if want := []string{"a", "b", "c", "a"}; !slices.Equal(order, want) {
+		t.Errorf("runs started on %v, want %v", order, want)
+	}
+	running["b"]--
+	if place, ok := room(running); !ok || place != "b" {
+		t.Errorf("a run on b ended: the next went to %q (%v), want b", place, ok)
 	}
 }

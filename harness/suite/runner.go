@@ -21,6 +21,11 @@ type Runner struct {
 	Parallel int
 	// CPU measures the machine for Auto; nil reads /proc/stat.
 	CPU func() (CPU, error)
+	// Places, when set, are the engines of the runs' engines file that
+	// each hold whole runs (Config.Engine), and how many at once each
+	// takes: a suite spread over several engines by its runs (SpreadRuns).
+	// Parallel and CPU then do not apply.
+	Places []Place
 	// Began and Done are told of each case as it starts and ends, one at
 	// a time.
 	Began func(Case)
@@ -42,7 +47,8 @@ func (r Runner) Run(ctx context.Context, cases []Case) []results.Case {
 		recs    = make([]*results.Case, len(cases))
 		wg      sync.WaitGroup
 		at      = make(map[int]int, len(cases)) // a case's index to its place in cases
-		running int
+		running = map[string]int{}              // runs under way on each place, "" for this machine's engine
+		place   string                          // where the next run starts
 		ended   = make(chan struct{}, len(cases))
 		room    = r.room()
 		tick    = time.NewTicker(look)
@@ -54,7 +60,9 @@ func (r Runner) Run(ctx context.Context, cases []Case) []results.Case {
 	hasRoom := func() bool {
 		mu.Lock()
 		defer mu.Unlock()
-		return room(running)
+		var ok bool
+		place, ok = room(running)
+		return ok
 	}
 	for _, c := range Interleave(cases) {
 		for ctx.Err() == nil && !hasRoom() {
@@ -68,7 +76,9 @@ func (r Runner) Run(ctx context.Context, cases []Case) []results.Case {
 			break
 		}
 		mu.Lock()
-		running++
+		on := place
+		running[on]++
+		c.Config.Engine = on
 		if r.Began != nil {
 			r.Began(c)
 		}
@@ -78,7 +88,7 @@ func (r Runner) Run(ctx context.Context, cases []Case) []results.Case {
 			out, err := record.Run(ctx, c.Config)
 			rec := Record(c, out, err, time.Since(began))
 			mu.Lock()
-			running--
+			running[on]--
 			recs[at[c.Index]] = &rec
 			if r.Done != nil {
 				r.Done(c, rec)
@@ -97,26 +107,57 @@ func (r Runner) Run(ctx context.Context, cases []Case) []results.Case {
 	return out
 }
 
-// room says, given how many runs are under way, whether another may
-// start now: fewer than Parallel, or for Auto as a Gate over this
-// machine's cores says, or a run per core where the CPU cannot be read.
-func (r Runner) room() func(running int) bool {
+// room says, given how many runs are under way on each place, where
+// another may start now, if anywhere: on the least busy of Places; or
+// on this machine's engine ("") while fewer than Parallel run, or for
+// Auto as a Gate over this machine's cores says, or a run per core
+// where the CPU cannot be read.
+func (r Runner) room() func(running map[string]int) (string, bool) {
+	if len(r.Places) > 0 {
+		return func(running map[string]int) (string, bool) { return leastBusy(r.Places, running) }
+	}
+	here := func(ok bool) (string, bool) { return "", ok }
 	if r.Parallel != Auto {
 		n := max(r.Parallel, 1)
-		return func(running int) bool { return running < n }
+		return func(running map[string]int) (string, bool) { return here(running[""] < n) }
 	}
 	measure := r.CPU
 	if measure == nil {
 		measure = ReadCPU
 	}
 	gate := NewGate(runtime.NumCPU())
-	return func(running int) bool {
+	return func(running map[string]int) (string, bool) {
 		cpu, err := measure()
 		if err != nil {
-			return running < gate.Cores
+			return here(running[""] < gate.Cores)
 		}
-		return gate.Step(time.Now(), cpu, running)
+		return here(gate.Step(time.Now(), cpu, running[""]))
 	}
+}
+
+// A Place is an engine that holds whole runs of a suite, and how many
+// at once.
+type Place struct {
+	Engine string
+	Runs   int
+}
+
+// leastBusy is the place with room for another run that is the least
+// busy for its size (runs under way over Runs), the first of equals.
+func leastBusy(places []Place, running map[string]int) (string, bool) {
+	best := -1
+	for i, p := range places {
+		if running[p.Engine] >= p.Runs {
+			continue
+		}
+		if best < 0 || running[p.Engine]*places[best].Runs < running[places[best].Engine]*p.Runs {
+			best = i
+		}
+	}
+	if best < 0 {
+		return "", false
+	}
+	return places[best].Engine, true
 }
 
 // Interleave orders cases to start them, so that runs at once are of

@@ -34,6 +34,8 @@ type Suite struct {
 	// Bugs make the file a track record (targets/bugs.yaml): the
 	// documented bugs its rows run, each row naming one.
 	Bugs []Bug `yaml:"bugs"`
+	// Spread is how the suite's runs use several engines (--engines).
+	Spread Spread `yaml:"spread"`
 	// path is the file it was read from: target_dir is relative to its
 	// folder, and errors name it.
 	path string
@@ -41,6 +43,19 @@ type Suite struct {
 	// target name.
 	systems map[string]string
 }
+
+// Spread is how a suite run over several Docker Engines uses them.
+type Spread string
+
+const (
+	// SpreadRuns holds each run whole on one engine, the runs spread
+	// over the engines (Runner.Places): the default.
+	SpreadRuns Spread = "runs"
+	// SpreadContainers spreads each run's containers over every engine,
+	// as the engines file places them: a suite about clusters across
+	// hosts (targets/swarm.yaml).
+	SpreadContainers Spread = "containers"
+)
 
 // Settings are the settings of a row's runs; a row's own override the
 // suite's defaults, and zero means the harness's default.
@@ -163,6 +178,13 @@ func Load(path string, known []targets.Manifest) (*Suite, error) {
 	}
 	if len(s.Rows) == 0 {
 		return nil, fmt.Errorf("%s: no rows", path)
+	}
+	switch s.Spread {
+	case "":
+		s.Spread = SpreadRuns
+	case SpreadRuns, SpreadContainers:
+	default:
+		return nil, fmt.Errorf("%s: spread must be %s or %s, not %q", path, SpreadRuns, SpreadContainers, s.Spread)
 	}
 	byName := make(map[string]targets.Manifest, len(known))
 	for _, m := range known {
