@@ -27,8 +27,12 @@ const boxPort = 2375
 // boxEntry starts the inner engine. A container sees its cgroup v1
 // hierarchies read-only, and the inner engine makes cgroups of its own
 // in them: each is mounted again, read-write, in the container's own
-// cgroup namespace. vfs is the one storage driver that needs nothing of
-// the filesystem beneath it; the MTU leaves room for the outer network's.
+// cgroup namespace. containerd is started here, not by dockerd: dockerd
+// gives the containerd it starts itself 15 s to answer and then exits,
+// which an engine starting at a load of 17 overran (a cold .ci/run),
+// while one given a containerd that answers waits for it. vfs is the one
+// storage driver that needs nothing of the filesystem beneath it; the MTU
+// leaves room for the outer network's.
 var boxEntry = fmt.Sprintf(`#!/bin/sh
 set -e
 for dir in /sys/fs/cgroup/*/; do
@@ -41,7 +45,14 @@ for dir in /sys/fs/cgroup/*/; do
 	umount "/sys/fs/cgroup/$h"
 	mount -t cgroup -o "$opts" cgroup "/sys/fs/cgroup/$h"
 done
-exec dockerd --storage-driver=vfs --mtu 1350 -H unix:///var/run/docker.sock -H tcp://0.0.0.0:%d
+containerd &
+waited=0
+until [ -S /run/containerd/containerd.sock ]; do
+	[ "$waited" -lt 1200 ] || { echo "containerd made no socket in 120 s" >&2; exit 1; }
+	sleep 0.1
+	waited=$((waited + 1))
+done
+exec dockerd --containerd=/run/containerd/containerd.sock --storage-driver=vfs --mtu 1350 -H unix:///var/run/docker.sock -H tcp://0.0.0.0:%d
 `, boxPort)
 
 // boxImages are the engine's image and the images it stands on.

@@ -14,17 +14,24 @@ import (
 	"time"
 )
 
-// Recorder appends events to a file as they happen. Each event is written
-// and flushed to the kernel before Record returns, so a killed controller
-// leaves every event it recorded behind. Safe for concurrent use.
+// Recorder appends events to a file as they happen. Record stamps an
+// event and hands it to a writer of the file's own, which writes each
+// line in one write(2) at once: a disk that stalls a write (a loaded
+// machine's dirty pages being flushed took 245 ms for a line) then
+// delays the file, not the workload, the observer and the nemesis that
+// record, nor the times they stamp. A killed controller leaves every
+// event the writer reached. Safe for concurrent use.
 type Recorder struct {
-	mu     sync.Mutex
-	f      *os.File
-	start  time.Time
-	next   int64
-	enc    *json.Encoder
-	err    error         // the first write that failed
-	failed chan struct{} // closed then
+	mu      sync.Mutex
+	f       *os.File
+	start   time.Time
+	next    int64
+	pending [][]byte      // lines recorded and not yet written
+	wake    chan struct{} // holds a token while pending has lines; closed by Close
+	closed  bool
+	written chan struct{} // closed once the writer is done
+	err     error         // the first write that failed
+	failed  chan struct{} // closed then
 }
 
 // NewRecorder creates (or truncates) path and times events from start.
@@ -33,14 +40,16 @@ func NewRecorder(path string, start time.Time) (*Recorder, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Recorder{f: f, start: start, enc: json.NewEncoder(f), failed: make(chan struct{})}, nil
+	r := &Recorder{f: f, start: start, wake: make(chan struct{}, 1), written: make(chan struct{}), failed: make(chan struct{})}
+	go r.write()
+	return r, nil
 }
 
 // Now is the run's clock: nanoseconds since the run started (monotonic).
 func (r *Recorder) Now() int64 { return int64(time.Since(r.start)) }
 
 // Record stamps e with the next index and, if e.Time is zero, the current
-// time, writes it, and returns it as written.
+// time, queues it for the file, and returns it as it will be written.
 func (r *Recorder) Record(e Event) Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -49,16 +58,55 @@ func (r *Recorder) Record(e Event) Event {
 	}
 	e.Index = r.next
 	r.next++
-	if r.enc != nil {
-		// One write(2) per event: the encoder writes the whole line at once.
-		if err := r.enc.Encode(e); err != nil {
-			// The disk is full or gone. Stop writing, so that the lines
-			// before stay whole; Err and Close report it.
-			r.enc, r.err = nil, err
-			close(r.failed)
-		}
+	if r.err != nil || r.closed {
+		return e
+	}
+	line, err := json.Marshal(e)
+	if err != nil {
+		r.fail(err)
+		return e
+	}
+	r.pending = append(r.pending, append(line, '\n'))
+	select {
+	case r.wake <- struct{}{}:
+	default: // a token already waits
 	}
 	return e
+}
+
+// write writes the pending lines, each in one write(2), until Close.
+func (r *Recorder) write() {
+	defer close(r.written)
+	var lines [][]byte
+	for {
+		_, open := <-r.wake
+		r.mu.Lock()
+		lines, r.pending = r.pending, lines[:0]
+		r.mu.Unlock()
+		for _, line := range lines {
+			if _, err := r.f.Write(line); err != nil {
+				// The disk is full or gone. Stop writing, so that the
+				// lines before stay whole; Err and Close report it.
+				r.mu.Lock()
+				r.fail(err)
+				r.mu.Unlock()
+				return
+			}
+		}
+		clear(lines)
+		if !open {
+			return
+		}
+	}
+}
+
+// fail notes the first write that failed and drops what is pending.
+// Callers hold mu.
+func (r *Recorder) fail(err error) {
+	if r.err == nil {
+		r.err, r.pending = err, nil
+		close(r.failed)
+	}
 }
 
 // Failed is closed once a write failed; Err says why.
@@ -78,19 +126,22 @@ func (r *Recorder) Count() int64 {
 	return r.next
 }
 
-// Close syncs and closes the file. It reports the first write that failed,
-// if one did.
+// Close writes what is pending, syncs and closes the file. It reports
+// the first write that failed, if one did. Events recorded after it are
+// stamped and not written.
 func (r *Recorder) Close() error {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.f == nil {
+	if r.closed {
+		defer r.mu.Unlock()
 		return r.err
 	}
+	r.closed = true
+	close(r.wake)
+	r.mu.Unlock()
+	<-r.written
 	serr := r.f.Sync()
 	cerr := r.f.Close()
-	r.f = nil
-	r.enc = nil
-	return cmp.Or(r.err, serr, cerr)
+	return cmp.Or(r.Err(), serr, cerr)
 }
 
 // LineError is a line of a JSON-lines file that could not be read.

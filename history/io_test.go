@@ -5,8 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestRecorderWritesAsItGoes(t *testing.T) {
@@ -17,10 +20,13 @@ func TestRecorderWritesAsItGoes(t *testing.T) {
 	}
 	rec.Record(Event{Type: Invoke, Process: 1, F: Write, Key: "k", Value: "v"})
 	rec.Record(Event{Type: OK, Process: 1, F: Write, Key: "k", Value: "v", Token: 3})
-	// Read before Close: what a killed controller leaves behind.
-	events, err := ReadFile(path, ReadEvents)
-	if err != nil {
-		t.Fatal(err)
+	// Read before Close: what a killed controller leaves behind, once
+	// the writer reached it.
+	var events []Event
+	for deadline := time.Now().Add(5 * time.Second); len(events) < 2 && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if events, err = ReadFile(path, ReadEvents); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if len(events) != 2 || events[0].Index != 0 || events[1].Index != 1 || events[1].Token != 3 {
 		t.Fatalf("read back %+v", events)
@@ -30,6 +36,63 @@ func TestRecorderWritesAsItGoes(t *testing.T) {
 	}
 	if err := rec.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A write the disk holds up holds up the file, not Record: events go on
+// being stamped when they happen, and reach the file in order, whole,
+// once it takes them. A pipe nobody reads is the disk that stalls.
+func TestRecorderDoesNotWaitForAStalledWrite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "history.jsonl")
+	if err := unix.Mkfifo(path, 0o644); err != nil {
+		t.Skip(err)
+	}
+	reader, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	rec, err := NewRecorder(path, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// More than a pipe holds (64 KiB): the writer is stuck in write(2).
+	const n = 2000
+	value := strings.Repeat("v", 100)
+	var done atomic.Int64 // not rec.Count, which a stalled Record would hold up
+	recorded := make(chan struct{})
+	go func() {
+		defer close(recorded)
+		for i := range n {
+			rec.Record(Event{Type: Invoke, Process: i + 1, F: Write, Key: "k", Value: value})
+			done.Add(1)
+		}
+	}()
+	select {
+	case <-recorded:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("5 s on, %d of %d events recorded behind a stalled file", done.Load(), n)
+	}
+	if rec.Count() != n {
+		t.Errorf("counted %d events, want %d", rec.Count(), n)
+	}
+	if err := unix.SetNonblock(int(reader.Fd()), false); err != nil {
+		t.Fatal(err)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- rec.Close() }()
+	events, err := ReadEvents(reader) // until Close ends the writer's end
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-closed // a pipe cannot be synced: its error is not the point
+	if len(events) != n {
+		t.Fatalf("the file took %d events, want %d", len(events), n)
+	}
+	for i, e := range events {
+		if e.Index != int64(i) || e.Process != i+1 || i > 0 && e.Time < events[i-1].Time {
+			t.Fatalf("event %d read back as %+v", i, e)
+		}
 	}
 }
 
