@@ -45,9 +45,12 @@ for dir in /sys/fs/cgroup/*/; do
 	umount "/sys/fs/cgroup/$h"
 	mount -t cgroup -o "$opts" cgroup "/sys/fs/cgroup/$h"
 done
+rm -f /run/containerd/containerd.sock
 containerd &
+containerd=$!
 waited=0
 until [ -S /run/containerd/containerd.sock ]; do
+	kill -0 "$containerd" 2>/dev/null || { echo "containerd exited before it made its socket" >&2; exit 1; }
 	[ "$waited" -lt 1200 ] || { echo "containerd made no socket in 120 s" >&2; exit 1; }
 	sleep 0.1
 	waited=$((waited + 1))

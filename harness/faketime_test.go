@@ -291,13 +291,17 @@ func TestFaketimeKinds(t *testing.T) {
 		}
 		return !exited
 	}
-	base := map[string]time.Duration{}
+	// Each kind's wall clock less its monotonic one before any fault,
+	// from its most precise wait of the first: a gap between its two
+	// reads would be in every skew after (baseGap allows for it).
+	base, baseGap := map[string]time.Duration{}, map[string]time.Duration{}
 	deadline := time.Now().Add(30 * time.Second)
 	for _, w := range waiters {
 		for alive(w.kind, "as it started") {
 			ws := waitsOf(w.kind)
-			if i := slices.IndexFunc(ws, wait.precise); i >= 0 && len(ws) >= 2 {
-				base[w.kind] = ws[i].wall - ws[i].mono
+			if slices.ContainsFunc(ws, wait.precise) && len(ws) >= 2 {
+				b := slices.MinFunc(ws, func(a, b wait) int { return cmp.Compare(a.after-a.mono, b.after-b.mono) })
+				base[w.kind], baseGap[w.kind] = b.wall-b.mono, b.after-b.mono
 				break
 			}
 			if time.Now().After(deadline) {
@@ -414,10 +418,11 @@ func TestFaketimeKinds(t *testing.T) {
 			}
 			for i, w := range ws {
 				// The skew read is the offset the waiter found plus the
-				// time between its two clocks' reads, at most w.after-w.mono.
+				// time between its two clocks' reads (at most
+				// w.after-w.mono), less the base's (at most baseGap).
 				last, _ := slices.BinarySearchFunc(ow, w.mono, func(o offsetWritten, m time.Duration) int { return cmp.Compare(o.mono, m) })
 				if !slices.ContainsFunc(ow[max(0, last-3):min(len(ow), last+1)], func(o offsetWritten) bool {
-					return o.offset > skews[i]-(w.after-w.mono)-5*time.Millisecond && o.offset < skews[i]+5*time.Millisecond
+					return o.offset > skews[i]-(w.after-w.mono)-5*time.Millisecond && o.offset < skews[i]+baseGap[kind]+5*time.Millisecond
 				}) {
 					return fmt.Errorf("a wait at %s read a skew of %s, not one written shortly before (%v)", w.mono, skews[i], ow[max(0, last-3):min(len(ow), last+1)])
 				}

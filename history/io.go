@@ -30,6 +30,8 @@ type Recorder struct {
 	wake    chan struct{} // holds a token while pending has lines; closed by Close
 	closed  bool
 	written chan struct{} // closed once the writer is done
+	shut    chan struct{} // closed once Close closed the file
+	shutErr error         // what Close returns
 	err     error         // the first write that failed
 	failed  chan struct{} // closed then
 }
@@ -40,7 +42,7 @@ func NewRecorder(path string, start time.Time) (*Recorder, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Recorder{f: f, start: start, wake: make(chan struct{}, 1), written: make(chan struct{}), failed: make(chan struct{})}
+	r := &Recorder{f: f, start: start, wake: make(chan struct{}, 1), written: make(chan struct{}), shut: make(chan struct{}), failed: make(chan struct{})}
 	go r.write()
 	return r, nil
 }
@@ -128,12 +130,13 @@ func (r *Recorder) Count() int64 {
 
 // Close writes what is pending, syncs and closes the file. It reports
 // the first write that failed, if one did. Events recorded after it are
-// stamped and not written.
+// stamped and not written. Every call returns once the file is closed.
 func (r *Recorder) Close() error {
 	r.mu.Lock()
 	if r.closed {
-		defer r.mu.Unlock()
-		return r.err
+		r.mu.Unlock()
+		<-r.shut
+		return r.shutErr
 	}
 	r.closed = true
 	close(r.wake)
@@ -141,7 +144,9 @@ func (r *Recorder) Close() error {
 	<-r.written
 	serr := r.f.Sync()
 	cerr := r.f.Close()
-	return cmp.Or(r.Err(), serr, cerr)
+	r.shutErr = cmp.Or(r.Err(), serr, cerr)
+	close(r.shut)
+	return r.shutErr
 }
 
 // LineError is a line of a JSON-lines file that could not be read.

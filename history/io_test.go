@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -93,6 +94,34 @@ func TestRecorderDoesNotWaitForAStalledWrite(t *testing.T) {
 		if e.Index != int64(i) || e.Process != i+1 || i > 0 && e.Time < events[i-1].Time {
 			t.Fatalf("event %d read back as %+v", i, e)
 		}
+	}
+}
+
+// A write that fails (a full disk) stops the writer: Failed is closed,
+// Err and Close say why, and the lines before it are whole.
+func TestRecorderStopsAtAFailedWrite(t *testing.T) {
+	rec, err := NewRecorder("/dev/full", time.Now())
+	if err != nil {
+		t.Skip(err)
+	}
+	rec.Record(Event{Type: Leader, Node: "n1"})
+	select {
+	case <-rec.Failed():
+	case <-time.After(5 * time.Second):
+		t.Fatal("no failure 5 s after a write to /dev/full")
+	}
+	if !errors.Is(rec.Err(), syscall.ENOSPC) {
+		t.Errorf("Err: %v, want ENOSPC", rec.Err())
+	}
+	rec.Record(Event{Type: Leader, Node: "n2"}) // stamped, not written
+	if rec.Count() != 2 {
+		t.Errorf("counted %d events, want 2", rec.Count())
+	}
+	if err := rec.Close(); !errors.Is(err, syscall.ENOSPC) {
+		t.Errorf("Close: %v, want ENOSPC", err)
+	}
+	if err := rec.Close(); !errors.Is(err, syscall.ENOSPC) {
+		t.Errorf("Close again: %v, want ENOSPC", err)
 	}
 }
 

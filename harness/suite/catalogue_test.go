@@ -104,7 +104,6 @@ func TestLoadErrors(t *testing.T) {
 	}
 }
 
-// A --nemesis item is of its fault's family, or of the family it names.
 // A suite spreads its runs over several engines unless it says it
 // spreads their containers; anything else is refused.
 func TestSpread(t *testing.T) {
@@ -122,6 +121,7 @@ func TestSpread(t *testing.T) {
 	}
 }
 
+// A --nemesis item is of its fault's family, or of the family it names.
 func TestFamilyOf(t *testing.T) {
 	for item, want := range map[string]string{
 		"kill-leader": "kill", "kill-service-all": "service", "partition-service": "service",
