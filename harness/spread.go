@@ -59,7 +59,7 @@ func (r *run) loadEngines() error {
 		groups = append(groups, apart)
 	}
 	if r.cfg.Engine != "" {
-		if !slices.ContainsFunc(f.Engines, func(e engines.Engine) bool { return e.Name == r.cfg.Engine }) {
+		if _, ok := f.Engine(r.cfg.Engine); !ok {
 			return badInput("--engine: %s names no engine %q", r.cfg.Engines, r.cfg.Engine)
 		}
 		f.Placement = map[string]string{engines.Resource: r.cfg.Engine}

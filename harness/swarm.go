@@ -311,11 +311,11 @@ const gatewayPort = 7070
 // and returns the dialer that reaches the overlay's addresses through it.
 // The controller reaches the engine's host at its advertised address.
 func (e *Engines) StartGateway(ctx context.Context, on, runID, overlay string, subnet netip.Prefix) (gateway.Dialer, error) {
-	i := slices.IndexFunc(e.File.Engines, func(en engines.Engine) bool { return en.Name == on })
-	if i < 0 {
+	m, ok := e.File.Engine(on)
+	if !ok {
 		return gateway.Dialer{}, fmt.Errorf("gateway: no engine %q", on)
 	}
-	m, md := e.File.Engines[i], e.docker[on]
+	md := e.docker[on]
 	port := dnetwork.MustParsePort(strconv.Itoa(gatewayPort) + "/tcp")
 	res, err := md.cli.ContainerCreate(ctx, client.ContainerCreateOptions{
 		Name: "splitbrain-" + runID + "-gateway",

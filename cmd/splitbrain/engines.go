@@ -55,24 +55,22 @@ func enginesCmd(ctx context.Context, args []string) (int, error) {
 }
 
 // joinEngines reaches the engines of the file at path and joins them in
-// one swarm, and returns their names and cores, in the file's order;
-// what stops it is bad input.
-func joinEngines(ctx context.Context, path string) (names []string, cores []int, err error) {
+// one swarm, and returns the file and each engine's cores, in its
+// order; what stops it is bad input.
+func joinEngines(ctx context.Context, path string) (engines.File, []int, error) {
 	e, err := connectEngines(ctx, path)
 	if err != nil {
-		return nil, nil, err
+		return engines.File{}, nil, err
 	}
 	defer e.Close()
 	if err := e.Join(ctx); err != nil {
-		return nil, nil, badInput("%v", err)
+		return engines.File{}, nil, badInput("%v", err)
 	}
-	if cores, err = e.Cores(ctx); err != nil {
-		return nil, nil, badInput("%v", err)
+	cores, err := e.Cores(ctx)
+	if err != nil {
+		return engines.File{}, nil, badInput("%v", err)
 	}
-	for _, en := range e.File.Engines {
-		names = append(names, en.Name)
-	}
-	return names, cores, nil
+	return e.File, cores, nil
 }
 
 // connectEngines reaches every engine of the engines file at path; a file

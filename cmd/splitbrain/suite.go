@@ -92,13 +92,13 @@ func suiteCmd(ctx context.Context, args []string) (int, error) {
 		if o.Engines, err = filepath.Abs(o.Engines); err != nil {
 			return 0, badInput("suite: --engines: %v", err)
 		}
-		names, cores, err := joinEngines(ctx, o.Engines)
+		f, cores, err := joinEngines(ctx, o.Engines)
 		if err != nil {
 			return 0, err
 		}
 		if s.Spread == suite.SpreadRuns {
-			for i, name := range names {
-				places = append(places, suite.Place{Engine: name, Runs: cmp.Or(parallel, cores[i])}) // Auto is 0
+			for i, en := range f.Engines {
+				places = append(places, suite.Place{Engine: en.Name, Runs: cmp.Or(parallel, cores[i])}) // Auto is 0
 			}
 		}
 	}

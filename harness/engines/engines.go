@@ -171,6 +171,15 @@ func (e Engine) AdvertiseAddr() string {
 	return ""
 }
 
+// Engine is the engine of f named name, if there is one.
+func (f File) Engine(name string) (Engine, bool) {
+	i := slices.IndexFunc(f.Engines, func(e Engine) bool { return e.Name == name })
+	if i < 0 {
+		return Engine{}, false
+	}
+	return f.Engines[i], true
+}
+
 // Assign puts every container of groups on an engine: the placed ones
 // where Placement says, each group's others round-robin over the
 // engines in their order, from the first. Groups are spread on their
