@@ -30,8 +30,7 @@ type Recorder struct {
 	wake    chan struct{} // holds a token while pending has lines; closed by Close
 	closed  bool
 	written chan struct{} // closed once the writer is done
-	shut    chan struct{} // closed once Close closed the file
-	shutErr error         // what Close returns
+	shut    func() error  // Close's work, done once for every call
 	err     error         // the first write that failed
 	failed  chan struct{} // closed then
 }
@@ -42,7 +41,8 @@ func NewRecorder(path string, start time.Time) (*Recorder, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Recorder{f: f, start: start, wake: make(chan struct{}, 1), written: make(chan struct{}), shut: make(chan struct{}), failed: make(chan struct{})}
+	r := &Recorder{f: f, start: start, wake: make(chan struct{}, 1), written: make(chan struct{}), failed: make(chan struct{})}
+	r.shut = sync.OnceValue(r.shutDown)
 	go r.write()
 	return r, nil
 }
@@ -131,22 +131,19 @@ func (r *Recorder) Count() int64 {
 // Close writes what is pending, syncs and closes the file. It reports
 // the first write that failed, if one did. Events recorded after it are
 // stamped and not written. Every call returns once the file is closed.
-func (r *Recorder) Close() error {
+func (r *Recorder) Close() error { return r.shut() }
+
+// shutDown is Close's work: it stops the writer, waits for it, then
+// syncs and closes the file.
+func (r *Recorder) shutDown() error {
 	r.mu.Lock()
-	if r.closed {
-		r.mu.Unlock()
-		<-r.shut
-		return r.shutErr
-	}
 	r.closed = true
 	close(r.wake)
 	r.mu.Unlock()
 	<-r.written
 	serr := r.f.Sync()
 	cerr := r.f.Close()
-	r.shutErr = cmp.Or(r.Err(), serr, cerr)
-	close(r.shut)
-	return r.shutErr
+	return cmp.Or(r.Err(), serr, cerr)
 }
 
 // LineError is a line of a JSON-lines file that could not be read.

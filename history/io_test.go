@@ -98,7 +98,7 @@ func TestRecorderDoesNotWaitForAStalledWrite(t *testing.T) {
 }
 
 // A write that fails (a full disk) stops the writer: Failed is closed,
-// Err and Close say why, and the lines before it are whole.
+// and Err and every Close say why.
 func TestRecorderStopsAtAFailedWrite(t *testing.T) {
 	rec, err := NewRecorder("/dev/full", time.Now())
 	if err != nil {
