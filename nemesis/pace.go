@@ -72,6 +72,13 @@ type Hold struct {
 	// Least keeps the fault at least this long from its strike, however
 	// the cluster reacted: a fault that acts over time (a flap).
 	Least time.Duration
+	// Successor counts only another node leading as the reaction, not the
+	// leader saying it no longer leads. A cut leader whose belief is
+	// bounded steps down before what it holds (a session, a lease) runs
+	// out; healed then, it renews what it held and leads on, unreplaced,
+	// and the cut has tested nothing. Held for its successor, React at
+	// most, it ends with the leader beside the one that replaced it.
+	Successor bool
 }
 
 // holdOf is how long to keep f in effect once the cluster reacted to it.
@@ -86,6 +93,7 @@ func (p Pace) holdOf(f Fault) Hold {
 		h = Hold{For: p.Thaw, UntilWrite: true}
 	}
 	h.Least = f.Lasts
+	h.Successor = f.Kind == Partition
 	return h
 }
 
@@ -153,8 +161,9 @@ const (
 // Waiting, it strikes once the cluster has been Steady for Settle since
 // the last heal, or once Wait has passed. Striking, it heals the fault's
 // hold (see Struck) after the cluster first reacted (a node led that did
-// not lead when the fault struck, or a leader of that moment answered that
-// it no longer leads), or React after the strike if the cluster never did.
+// not lead when the fault struck, or, unless the hold waits for a
+// Successor, a leader of that moment answered that it no longer leads),
+// or React after the strike if the cluster never did.
 // A leader that goes silent has not reacted: a killed or frozen node says
 // nothing.
 type Pacer struct {
@@ -261,6 +270,9 @@ func (p *Pacer) reacts(v View, leaders []string) bool {
 		if !slices.Contains(p.before, n) {
 			return true
 		}
+	}
+	if p.hold.Successor {
+		return false
 	}
 	for _, n := range p.before {
 		if v[n] == Follows {

@@ -77,13 +77,34 @@ func TestPacerStrikesWhenALeaderSettled(t *testing.T) {
 }
 
 // A leader that answers it no longer leads has reacted, as much as a new
-// leader has.
+// leader has, to a fault whose hold waits for no successor (a pause of a
+// service, a clock).
 func TestPacerStepDownIsAReaction(t *testing.T) {
 	r := newPacerRun(t, testPace)
 	r.hold(time.Second, n1Leads). // strike at 1 s
 					hold(500*time.Millisecond, n1Leads).
 					hold(4*time.Second, electing) // n1 steps down at 1.5 s: healed at 4.5 s
 	r.want("strike@1s", "heal@4.5s")
+}
+
+// A cut leader that steps down has not shown what the cut leads to: the
+// cut is held until another node leads, and Hold after that, or healed
+// React after the strike if nobody replaces it.
+func TestPacerHoldsACutForTheSuccessor(t *testing.T) {
+	r := newPacerRun(t, testPace)
+	r.held = Hold{For: testPace.Hold, Successor: true}
+	r.hold(time.Second, n1Leads). // strike at 1 s
+					hold(500*time.Millisecond, n1Leads).
+					hold(time.Second, electing). // n1 steps down at 1.5 s: not yet a reaction
+					hold(4*time.Second, n2Leads) // n2 leads at 2.5 s: healed at 5.5 s
+	r.want("strike@1s", "heal@5.5s")
+
+	r = newPacerRun(t, testPace)
+	r.held = Hold{For: testPace.Hold, Successor: true}
+	r.hold(time.Second, n1Leads).
+		hold(500*time.Millisecond, n1Leads).
+		hold(3*time.Second, electing) // n1 steps down at 1.5 s, nobody leads: healed at 3 s
+	r.want("strike@1s", "heal@3s")
 }
 
 // A fault nobody reacts to (a follower paused, a clock the target does not
@@ -254,20 +275,21 @@ func TestPaceValidate(t *testing.T) {
 // A kill is healed as soon as the cluster reacted, a pause of nodes once a
 // new leader writes or after Thaw (a frozen node shows an overlap only
 // once it wakes), and every other fault, a pause of a service among them,
-// after Hold.
+// after Hold; a cut counts only a successor as the reaction.
 func TestPaceHoldOf(t *testing.T) {
 	thaw, hold, kill := Hold{For: testPace.Thaw, UntilWrite: true}, Hold{For: testPace.Hold}, Hold{UntilSilence: true}
+	cut := Hold{For: testPace.Hold, Successor: true}
 	for name, want := range map[string]Hold{
 		"kill-leader":             kill,
 		"kill-service":            kill,
 		"pause-leader":            thaw,
 		"pause-all":               thaw,
 		"pause-service":           hold,
-		"partition-leader":        hold,
+		"partition-leader":        cut,
 		"clock-bump":              hold,
-		"partition-service":       hold,
+		"partition-service":       cut,
 		"packet-loss":             hold,
-		"flap":                    {For: testPace.Hold, Least: flapLasts},
+		"flap":                    {For: testPace.Hold, Least: flapLasts, Successor: true},
 		"pause-process-one":       thaw,
 		"pause-process-gc":        {For: testPace.Thaw, UntilWrite: true, Least: gcLasts},
 		"restart-rolling":         kill,
