@@ -403,17 +403,24 @@ func (d *Docker) startBeside(ctx context.Context, s ContainerSpec, capAdd []stri
 	return res.ID, nil
 }
 
-// runToEnd runs a container of the run runID called name, as cfg and
-// host say, until its program ends (within timeout), removes it, and
-// returns its exit code and its log.
-func (d *Docker) runToEnd(ctx context.Context, runID, name string, timeout time.Duration, cfg *container.Config, host *container.HostConfig) (int64, []byte, error) {
+// helperTimeout bounds the run of a helper container (a signaller, the
+// packet probe, the libfaketime canary), which takes well under a second
+// on an idle overlay2 Engine: up to 6 s was measured on a fuse-overlayfs
+// one, and more than 15 s on a cold .ci/run, three test packages side by
+// side on two cores.
+const helperTimeout = time.Minute
+
+// runToEnd runs a helper container of the run runID called name, as cfg
+// and host say, until its program ends (within helperTimeout), removes
+// it, and returns its exit code and its log.
+func (d *Docker) runToEnd(ctx context.Context, runID, name string, cfg *container.Config, host *container.HostConfig) (int64, []byte, error) {
 	cfg.Labels = runLabels(runID, name)
 	res, err := d.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Name: "splitbrain-" + runID + "-" + name, Config: cfg, HostConfig: host})
 	if err != nil {
 		return 0, nil, fmt.Errorf("create %s: %v", name, err)
 	}
 	defer d.cli.ContainerRemove(context.WithoutCancel(ctx), res.ID, client.ContainerRemoveOptions{Force: true})
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(ctx, helperTimeout)
 	defer cancel()
 	wait := d.cli.ContainerWait(ctx, res.ID, client.ContainerWaitOptions{Condition: container.WaitConditionNextExit})
 	if _, err := d.cli.ContainerStart(ctx, res.ID, client.ContainerStartOptions{}); err != nil {

@@ -7,7 +7,6 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/moby/moby/api/types/container"
 	"github.com/splitbrain/splitbrain/nemesis"
@@ -63,9 +62,6 @@ func (r *run) packetFaults() []nemesis.Fault {
 	return out
 }
 
-// probeTimeout bounds the probe's run; it takes well under a second.
-const probeTimeout = 15 * time.Second
-
 // probePackets runs the packet filter's probe in a throwaway container of
 // its own (no network, NET_ADMIN) before anything else starts, when the
 // plan impairs packets: a mechanism the kernel lacks is bad input that
@@ -75,7 +71,7 @@ func (r *run) probePackets(ctx context.Context) error {
 	if len(faults) == 0 {
 		return nil
 	}
-	code, out, err := r.docker.runToEnd(ctx, r.info.ID, "netfilter-probe", probeTimeout,
+	code, out, err := r.docker.runToEnd(ctx, r.info.ID, "netfilter-probe",
 		&container.Config{Image: netfilterImage, Cmd: []string{"-probe"}},
 		&container.HostConfig{NetworkMode: "none", CapAdd: []string{"NET_ADMIN"}})
 	if err != nil {

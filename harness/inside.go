@@ -33,10 +33,6 @@ func (r *run) stopsProcesses() bool {
 // but a node of a test cluster that has not stopped in 5 s will not.
 const StopGrace = 5 * time.Second
 
-// signalTimeout bounds one signaller's run: well under a second on an
-// overlay2 Engine, up to 6 s measured on a fuse-overlayfs one.
-const signalTimeout = 15 * time.Second
-
 // Processes are the command names the manifest lets a fault stop in
 // container name.
 func (c *cluster) Processes(name string) []string { return c.processes[name] }
@@ -133,7 +129,7 @@ func (c *cluster) signaller(ctx context.Context, name, action, comm string) (pro
 	c.mu.RLock()
 	id := c.ids[name]
 	c.mu.RUnlock()
-	code, out, err := c.on(name).runToEnd(ctx, c.runID, fmt.Sprintf("%s-%s-%d", name, action, c.signals.Add(1)), signalTimeout,
+	code, out, err := c.on(name).runToEnd(ctx, c.runID, fmt.Sprintf("%s-%s-%d", name, action, c.signals.Add(1)),
 		&container.Config{Image: procsignalImage, Cmd: []string{action, comm}},
 		&container.HostConfig{PidMode: container.PidMode("container:" + id), NetworkMode: "none"})
 	if err != nil {
