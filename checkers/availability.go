@@ -79,6 +79,12 @@ type availability struct {
 	recovery int64
 	sinceAt  int // the position of the proof that began the leaderless period
 	lost     *lostLeader
+
+	// After the final heal, a sole leader whose token is below newest's
+	// leads a leadership older than one that wrote (staleleader.go): the
+	// stretch in progress, and the first that outlasted recovery.
+	newest          newestWrite
+	staleNow, stale *staleLeader
 }
 
 // lostLeader is a leaderless stretch after recovery, from the proof at
@@ -126,7 +132,13 @@ type lostLeader struct {
 //     observation is Unknown. And recovery must hold to the end: once a
 //     single leader was seen, a stretch with no leader longer than
 //     recovery, with no fault in effect, is Invalid too (leader-lost): a
-//     cluster that re-elected and then lost its leader for good.
+//     cluster that re-elected and then lost its leader for good. So is a
+//     stretch longer than recovery in which the sole leader leads with a
+//     token below that of a write already acknowledged (stale-leader):
+//     the cluster went back to a leadership older than one that wrote, as
+//     a woken primary that overwrites its successor's key does
+//     (patroni#2689); the fence refuses its writes. A history that ends
+//     in either stretch, not yet longer than recovery, is Unknown.
 //   - The harness's own lateness (lateness.go): a breach that it could
 //     explain is Unknown, its violation kept. A fault's injection or heal
 //     within the stretch judged (the final heal, for no-recovery) that took
@@ -200,11 +212,21 @@ func Availability(recovery time.Duration) func(Input) Result {
 			r.Violations = []Violation{s.leaderLost(from)}
 			judged = Span{s.lost.start, s.lost.end}
 			span = judged
+		case s.recovered >= 0 && s.recovered <= s.deadline && s.stale != nil:
+			r.Valid = Invalid
+			r.Violations = []Violation{s.describeStale(from)}
+			judged = Span{s.stale.start, s.stale.end}
+			span = judged
 		case s.recovered >= 0 && s.recovered <= s.deadline && s.endsLeaderless(observedGap(in.ObserveInterval)):
 			r.Valid = Unknown
 			began := &h[s.sinceAt]
 			why = fmt.Sprintf("After %s a single leader was seen at %s, but the history ends %s into a stretch with no leader that began at %s (event %d), before the recovery timeout of %v: it proves neither that the leader was lost for good nor that one came back.",
 				from, secs(s.recovered), secs(s.now-s.since), secs(s.since), began.Index, recovery)
+		case s.recovered >= 0 && s.recovered <= s.deadline && s.endsStale(observedGap(in.ObserveInterval)):
+			r.Valid = Unknown
+			st := s.staleNow
+			why = fmt.Sprintf("After %s a single leader was seen at %s, but the history ends %s into a stretch, begun at %s (event %d), in which %s alone led with token %d, below the token %d of a write acknowledged at event %d, before the recovery timeout of %v: it proves neither that the cluster stayed on the older leadership nor that a newer one came back.",
+				from, secs(s.recovered), secs(s.now-st.start), secs(st.start), h[st.from].Index, st.node, st.token, s.newest.token, h[st.newer].Index, recovery)
 		case s.recovered >= 0 && s.recovered <= s.deadline:
 		case s.atLimit == nil:
 			r.Valid = Unknown
@@ -257,7 +279,7 @@ func (s *availability) step(i, inv int) {
 	// Beliefs are judged at each instant, after every proof made at it: a
 	// handover seen at one instant is not a moment with no leader or two.
 	if i > s.heal && e.Time > s.now {
-		s.instant()
+		s.instant(i)
 		// The beliefs at the deadline are those before the first event past it.
 		if s.recovered < 0 && s.atLimit == nil && e.Time > s.deadline {
 			s.atLimit = slices.Clone(s.beliefs)
@@ -279,6 +301,9 @@ func (s *availability) step(i, inv int) {
 			switch e.Type {
 			case history.OK:
 				s.writesOK++
+				if e.Token > s.newest.token {
+					s.newest = newestWrite{token: e.Token, pos: i}
+				}
 			case history.Fail:
 				s.writesFailed++
 				if bel == follows { // refused as not leader
@@ -294,11 +319,13 @@ func (s *availability) step(i, inv int) {
 	}
 }
 
-// instant judges the beliefs at now, after the final heal.
-func (s *availability) instant() {
+// instant judges the beliefs at now, after the final heal; by is the
+// position of the proof about to change them (-1: the end of the history).
+func (s *availability) instant(by int) {
 	if s.recovered < 0 && s.leading == 1 {
 		s.recovered = s.now
 	}
+	s.judgeStale(by)
 }
 
 // believe records that h[i] proved b about its node.
@@ -393,7 +420,10 @@ func (s *availability) keepStorm() {
 // finish closes what is still open at the end of the history.
 func (s *availability) finish() {
 	if len(s.h) > 0 {
-		s.instant()
+		s.instant(-1)
+	}
+	if st := s.staleNow; st != nil && s.now-st.start > s.recovery {
+		s.endStale(-1)
 	}
 	if s.observing && s.leading == 0 {
 		s.endLeaderless(-1)
