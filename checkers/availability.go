@@ -133,8 +133,9 @@ type lostLeader struct {
 //     single leader was seen, a stretch with no leader longer than
 //     recovery, with no fault in effect, is Invalid too (leader-lost): a
 //     cluster that re-elected and then lost its leader for good. So is a
-//     stretch longer than recovery in which the sole leader leads with a
-//     token below that of a write already acknowledged (stale-leader):
+//     stretch longer than recovery that begins with a sole leader whose
+//     token is below that of a write already acknowledged, and in which
+//     no node leads with a token as high (stale-leader):
 //     the cluster went back to a leadership older than one that wrote, as
 //     a woken primary that overwrites its successor's key does
 //     (patroni#2689); the fence refuses its writes. A history that ends
@@ -225,7 +226,7 @@ func Availability(recovery time.Duration) func(Input) Result {
 		case s.recovered >= 0 && s.recovered <= s.deadline && s.endsStale(observedGap(in.ObserveInterval)):
 			r.Valid = Unknown
 			st := s.staleNow
-			why = fmt.Sprintf("After %s a single leader was seen at %s, but the history ends %s into a stretch, begun at %s (event %d), in which %s alone led with token %d, below the token %d of a write acknowledged at event %d, before the recovery timeout of %v: it proves neither that the cluster stayed on the older leadership nor that a newer one came back.",
+			why = fmt.Sprintf("After %s a single leader was seen at %s, but the history ends %s into a stretch, begun at %s (event %d) when %s led alone with token %d, below the token %d of a write acknowledged at event %d, in which no node led with a token as high, before the recovery timeout of %v: it proves neither that the cluster stayed on the older leadership nor that a newer one came back.",
 				from, secs(s.recovered), secs(s.now-st.start), secs(st.start), h[st.from].Index, st.node, st.token, s.newest.token, h[st.newer].Index, recovery)
 		case s.recovered >= 0 && s.recovered <= s.deadline:
 		case s.atLimit == nil:
@@ -279,7 +280,7 @@ func (s *availability) step(i, inv int) {
 	// Beliefs are judged at each instant, after every proof made at it: a
 	// handover seen at one instant is not a moment with no leader or two.
 	if i > s.heal && e.Time > s.now {
-		s.instant(i)
+		s.instant()
 		// The beliefs at the deadline are those before the first event past it.
 		if s.recovered < 0 && s.atLimit == nil && e.Time > s.deadline {
 			s.atLimit = slices.Clone(s.beliefs)
@@ -319,13 +320,12 @@ func (s *availability) step(i, inv int) {
 	}
 }
 
-// instant judges the beliefs at now, after the final heal; by is the
-// position of the proof about to change them (-1: the end of the history).
-func (s *availability) instant(by int) {
+// instant judges the beliefs at now, after the final heal.
+func (s *availability) instant() {
 	if s.recovered < 0 && s.leading == 1 {
 		s.recovered = s.now
 	}
-	s.judgeStale(by)
+	s.judgeStale()
 }
 
 // believe records that h[i] proved b about its node.
@@ -420,7 +420,7 @@ func (s *availability) keepStorm() {
 // finish closes what is still open at the end of the history.
 func (s *availability) finish() {
 	if len(s.h) > 0 {
-		s.instant(-1)
+		s.instant()
 	}
 	if st := s.staleNow; st != nil && s.now-st.start > s.recovery {
 		s.endStale(-1)

@@ -5,10 +5,12 @@ import (
 	"time"
 )
 
-// staleLeader is a stretch after the final heal in which the one node that
-// led held a token below one an acknowledged write had already carried:
-// the cluster went back to a leadership older than one that had written,
-// whose writes the fence refuses.
+// staleLeader is a stretch after the final heal that begins with a sole
+// leader whose token is below one an acknowledged write had already
+// carried, and lasts until some node leads with a token as high: the
+// cluster went back to a leadership older than one that had written, whose
+// writes the fence refuses. A poll the stale leader leaves unanswered does
+// not end it: silence proves no newer leadership.
 type staleLeader struct {
 	node       string
 	token      int64
@@ -39,28 +41,37 @@ func (s *availability) soleLeader() int {
 	return -1
 }
 
-// judgeStale takes the beliefs at now, after the final heal; by is the
-// position of the proof about to change them (-1: the end of the
-// history). The first stretch of a stale sole leader that outlasts the
-// recovery timeout is kept.
-func (s *availability) judgeStale(by int) {
-	id := s.soleLeader()
-	var node string
-	var token int64
-	if id >= 0 {
-		node, token = s.names[id], s.beliefs[id].token
+// judgeStale takes the beliefs at now, after the final heal. The first
+// stale stretch that outlasts the recovery timeout is kept.
+func (s *availability) judgeStale() {
+	if s.staleNow != nil {
+		if by := s.newerLeader(); by >= 0 {
+			s.endStale(by)
+		}
+		return
 	}
-	stale := id >= 0 && token > 0 && token < s.newest.token
-	if st := s.staleNow; st != nil && (!stale || st.node != node || st.token != token) {
-		s.endStale(by)
-	}
-	if stale && s.staleNow == nil {
-		s.staleNow = &staleLeader{node: node, token: token, start: s.now, from: s.beliefs[id].last, newer: s.newest.pos}
+	if id := s.soleLeader(); id >= 0 && s.behind(s.beliefs[id].token) {
+		s.staleNow = &staleLeader{node: s.names[id], token: s.beliefs[id].token, start: s.now, from: s.beliefs[id].last, newer: s.newest.pos}
 	}
 }
 
+// behind says whether a leader's token is below that of an acknowledged
+// write. A leader with no token (0) is not judged.
+func (s *availability) behind(token int64) bool { return token > 0 && token < s.newest.token }
+
+// newerLeader is the position of the proof of a node that leads with a
+// token that is not stale, or -1 when none does.
+func (s *availability) newerLeader() int {
+	for _, nb := range s.beliefs {
+		if nb.b == leads && !s.behind(nb.token) {
+			return nb.last
+		}
+	}
+	return -1
+}
+
 // endStale closes the current stale stretch at now, ended by the proof at
-// position by (-1: the end of the history).
+// position by of a newer leader (-1: the end of the history).
 func (s *availability) endStale(by int) {
 	st := s.staleNow
 	st.end, st.to = s.now, by
@@ -90,10 +101,10 @@ func (s *availability) describeStale(from string) Violation {
 	until := fmt.Sprintf("to the end of the history at %s", secs(st.end))
 	if st.to >= 0 {
 		events = append(events, s.h[st.to].Index)
-		until = fmt.Sprintf("until %s (event %d)", secs(st.end), s.h[st.to].Index)
+		until = fmt.Sprintf("until %s led at %s (event %d)", s.h[st.to].Node, secs(st.end), s.h[st.to].Index)
 	}
 	v.Events = sortedUnique(events)
-	v.Message = fmt.Sprintf("after %s (event %d at %s), from %s (event %d) %s alone led, with token %d, below the token %d of %s's write acknowledged at %s (event %d), for %s, %s: longer than the recovery timeout of %v. The cluster went back to a leadership older than one that had written: the fence refuses its leader's writes, and what the newer leadership wrote is lost to it",
+	v.Message = fmt.Sprintf("after %s (event %d at %s), from %s (event %d) %s led alone, with token %d, below the token %d of %s's write acknowledged at %s (event %d), and no node led with a token as high for %s, %s: longer than the recovery timeout of %v. The cluster went back to a leadership older than one that had written: the fence refuses its leader's writes, and what the newer leadership wrote is lost to it",
 		from, heal.Index, secs(heal.Time), secs(st.start), began.Index, st.node, st.token, newer.Token, newer.Node, secs(newer.Time), newer.Index, secs(st.end-st.start), until, time.Duration(s.recovery))
 	return v
 }
