@@ -560,16 +560,22 @@ func (s *availability) leaderLost(from string) Violation {
 	l, heal := s.lost, &s.h[s.heal]
 	began := &s.h[l.from]
 	v := Violation{Kind: "leader-lost", Time: l.start, Nodes: []string{began.Node}}
-	events := []int64{heal.Index, began.Index}
-	until := fmt.Sprintf("to the end of the history at %s", secs(l.end))
-	if l.to >= 0 {
-		events = append(events, s.h[l.to].Index)
-		until = fmt.Sprintf("until %s led at %s (event %d)", s.h[l.to].Node, secs(l.end), s.h[l.to].Index)
-	}
+	until, events := s.until(l.end, l.to, []int64{heal.Index, began.Index})
 	v.Events = sortedUnique(events)
 	v.Message = fmt.Sprintf("after %s (event %d at %s) a single leader was seen at %s, but from %s, when %s stopped leading (event %d), no node believed it led for %s, %s: longer than the recovery timeout of %v, with no fault in effect",
 		from, heal.Index, secs(heal.Time), secs(s.recovered), secs(l.start), began.Node, began.Index, secs(l.end-l.start), until, time.Duration(s.recovery))
 	return v
+}
+
+// until says how a stretch that ended at end ended: with the proof at
+// position to that a node led (-1: none), which joins events, or with the
+// history.
+func (s *availability) until(end int64, to int, events []int64) (string, []int64) {
+	if to < 0 {
+		return fmt.Sprintf("to the end of the history at %s", secs(end)), events
+	}
+	e := &s.h[to]
+	return fmt.Sprintf("until %s led at %s (event %d)", e.Node, secs(end), e.Index), append(events, e.Index)
 }
 
 // joinAnd lists names as "a", "a and b", "a, b and c".

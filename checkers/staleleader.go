@@ -97,12 +97,7 @@ func (s *availability) describeStale(from string) Violation {
 	if newer.Node != st.node {
 		v.Nodes = append(v.Nodes, newer.Node)
 	}
-	events := []int64{heal.Index, began.Index, newer.Index}
-	until := fmt.Sprintf("to the end of the history at %s", secs(st.end))
-	if st.to >= 0 {
-		events = append(events, s.h[st.to].Index)
-		until = fmt.Sprintf("until %s led at %s (event %d)", s.h[st.to].Node, secs(st.end), s.h[st.to].Index)
-	}
+	until, events := s.until(st.end, st.to, []int64{heal.Index, began.Index, newer.Index})
 	v.Events = sortedUnique(events)
 	v.Message = fmt.Sprintf("after %s (event %d at %s), from %s (event %d) %s led alone, with token %d, below the token %d of %s's write acknowledged at %s (event %d), and no node led with a token as high for %s, %s: longer than the recovery timeout of %v. The cluster went back to a leadership older than one that had written: the fence refuses its leader's writes, and what the newer leadership wrote is lost to it",
 		from, heal.Index, secs(heal.Time), secs(st.start), began.Index, st.node, st.token, newer.Token, newer.Node, secs(newer.Time), newer.Index, secs(st.end-st.start), until, time.Duration(s.recovery))
