@@ -226,8 +226,9 @@ func Availability(recovery time.Duration) func(Input) Result {
 		case s.recovered >= 0 && s.recovered <= s.deadline && s.endsStale(observedGap(in.ObserveInterval)):
 			r.Valid = Unknown
 			st := s.staleNow
+			began := &h[st.from]
 			why = fmt.Sprintf("After %s a single leader was seen at %s, but the history ends %s into a stretch, begun at %s (event %d) when %s led alone with token %d, below the token %d of a write acknowledged at event %d, in which no node led with a token as high, before the recovery timeout of %v: it proves neither that the cluster stayed on the older leadership nor that a newer one came back.",
-				from, secs(s.recovered), secs(s.now-st.start), secs(st.start), h[st.from].Index, st.node, st.token, s.newest.token, h[st.newer].Index, recovery)
+				from, secs(s.recovered), secs(s.now-st.start), secs(st.start), began.Index, began.Node, began.Token, s.newest.token, h[st.newer].Index, recovery)
 		case s.recovered >= 0 && s.recovered <= s.deadline:
 		case s.atLimit == nil:
 			r.Valid = Unknown

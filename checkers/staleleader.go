@@ -12,12 +12,11 @@ import (
 // writes the fence refuses. A poll the stale leader leaves unanswered does
 // not end it: silence proves no newer leadership.
 type staleLeader struct {
-	node       string
-	token      int64
 	start, end int64
-	// from is the position of the proof that began it, to of the one that
-	// ended it (-1: the end of the history), newer of the acknowledged
-	// write with the higher token.
+	// from is the position of the proof that began it (its node and
+	// token the stale leader's), to of the one that ended it (-1: the end
+	// of the history), newer of the acknowledged write with the higher
+	// token.
 	from, to, newer int
 }
 
@@ -51,7 +50,7 @@ func (s *availability) judgeStale() {
 		return
 	}
 	if id := s.soleLeader(); id >= 0 && s.behind(s.beliefs[id].token) {
-		s.staleNow = &staleLeader{node: s.names[id], token: s.beliefs[id].token, start: s.now, from: s.beliefs[id].last, newer: s.newest.pos}
+		s.staleNow = &staleLeader{start: s.now, from: s.beliefs[id].last, newer: s.newest.pos}
 	}
 }
 
@@ -93,13 +92,13 @@ func (s *availability) endsStale(gap int64) bool {
 func (s *availability) describeStale(from string) Violation {
 	st, heal, newer := s.stale, &s.h[s.heal], &s.h[s.stale.newer]
 	began := &s.h[st.from]
-	v := Violation{Kind: "stale-leader", Time: st.start, Nodes: []string{st.node}}
-	if newer.Node != st.node {
+	v := Violation{Kind: "stale-leader", Time: st.start, Nodes: []string{began.Node}}
+	if newer.Node != began.Node {
 		v.Nodes = append(v.Nodes, newer.Node)
 	}
 	until, events := s.until(st.end, st.to, []int64{heal.Index, began.Index, newer.Index})
 	v.Events = sortedUnique(events)
 	v.Message = fmt.Sprintf("after %s (event %d at %s), from %s (event %d) %s led alone, with token %d, below the token %d of %s's write acknowledged at %s (event %d), and no node led with a token as high for %s, %s: longer than the recovery timeout of %v. The cluster went back to a leadership older than one that had written: the fence refuses its leader's writes, and what the newer leadership wrote is lost to it",
-		from, heal.Index, secs(heal.Time), secs(st.start), began.Index, st.node, st.token, newer.Token, newer.Node, secs(newer.Time), newer.Index, secs(st.end-st.start), until, time.Duration(s.recovery))
+		from, heal.Index, secs(heal.Time), secs(st.start), began.Index, began.Node, began.Token, newer.Token, newer.Node, secs(newer.Time), newer.Index, secs(st.end-st.start), until, time.Duration(s.recovery))
 	return v
 }
