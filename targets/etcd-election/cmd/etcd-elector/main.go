@@ -1,19 +1,21 @@
 // Command etcd-elector runs an elector on etcd's concurrency election
-// recipe (go.etcd.io/etcd/client/v3/concurrency) as a node of the system
-// under test, against the target's etcd service cluster: it campaigns in a
-// session whose lease its client keeps alive, leads with the leader key's
-// create revision as its token, and campaigns again once it has lost the
+// recipe (go.etcd.io/etcd/client/v3/concurrency), or on etcd's lock
+// service, as a node of the system under test, against the target's etcd
+// service cluster: it campaigns in a session whose lease its client keeps
+// alive, leads with the leader key's create revision (the lock's
+// revision) as its token, and campaigns again once it has lost the
 // session or resigned. Package etcdelection holds the belief; this is the
 // I/O around it.
 //
 // Environment, besides the SDK's: ETCD_SESSION_TTL (the session lease's
 // TTL in whole seconds, default 2: etcd grants no less than 1.5 times its
 // election timeout, 1 s by default), ETCD_ELECTION_PREFIX (the election's
-// key prefix, default /splitbrain/election), ETCD_ELECTOR_FLAW ("" for the
-// correct elector, which leads only while its session lives; "naive" for
-// the elector as it is often written, which never looks at its session).
-// Every service in SPLITBRAIN_SERVICES is an etcd member's client
-// endpoint.
+// key prefix, or the lock's name, default /splitbrain/election),
+// ETCD_ELECTOR_FLAW ("" for the correct elector, which leads only while
+// its session lives; "naive" for the elector as it is often written,
+// which never looks at its session), ETCD_ELECTOR_RECIPE ("election", the
+// default, or "lock"). Every service in SPLITBRAIN_SERVICES is an etcd
+// member's client endpoint.
 package main
 
 import (
@@ -58,6 +60,7 @@ func build(env sdk.Env, s *sdk.Settings) (*sdk.Agent, error) {
 	ttl := s.Int("ETCD_SESSION_TTL", 2)
 	prefix := s.String("ETCD_ELECTION_PREFIX", "/splitbrain/election")
 	flawName := s.String("ETCD_ELECTOR_FLAW", "")
+	recipeName := s.String("ETCD_ELECTOR_RECIPE", recipeElection)
 	if err := s.Err(); err != nil {
 		return nil, err
 	}
@@ -82,26 +85,33 @@ func build(env sdk.Env, s *sdk.Settings) (*sdk.Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	cli, err := clientv3.New(clientv3.Config{
-		Endpoints:   endpoints,
-		DialTimeout: time.Second,
+	cfg := clientv3.Config{Endpoints: endpoints, DialTimeout: time.Second, Logger: lg}
+	if recipeName == recipeElection {
 		// gRPC pings no more often than every 10 s, whatever is asked, but
 		// the timeout also becomes the connection's TCP_USER_TIMEOUT: a
 		// keepalive left unacknowledged for a second (a cut link) closes
-		// the connection, and the client turns to another member.
-		DialKeepAliveTime:    10 * time.Second,
-		DialKeepAliveTimeout: time.Second,
-		Logger:               lg,
-	})
+		// the connection, and the client turns to another member. A
+		// campaign's watch resumes on the new connection. A lock call,
+		// one request the member answers when the lock is held, would
+		// fail with the connection instead: the lock recipe's client
+		// keeps the defaults, as a caller of the lock service has them,
+		// and its call waits across a cut as it would across a pause.
+		cfg.DialKeepAliveTime, cfg.DialKeepAliveTimeout = 10*time.Second, time.Second
+	}
+	cli, err := clientv3.New(cfg)
 	if err != nil {
 		return nil, err
 	}
-	n := &node{id: env.Node, cli: cli, prefix: prefix, ttl: ttl, elector: el}
+	newRound, err := newRecipe(recipeName, cli, prefix)
+	if err != nil {
+		return nil, fmt.Errorf("ETCD_ELECTOR_RECIPE: %w", err)
+	}
+	n := &node{id: env.Node, cli: cli, ttl: ttl, elector: el, newRound: newRound}
 	kind := "correct"
 	if n.naive() {
 		kind = "naive"
 	}
-	log.Printf("%s: %s elector on etcd %v, prefix %s, session TTL %ds", n.id, kind, endpoints, prefix, ttl)
+	log.Printf("%s: %s elector by etcd's %s recipe on etcd %v, prefix %s, session TTL %ds", n.id, kind, recipeName, endpoints, prefix, ttl)
 	return &sdk.Agent{Elector: n, Loop: n.run}, nil
 }
 
@@ -110,10 +120,11 @@ var errNotLeader = errors.New("not leading")
 // node drives the elector: one session and one campaign at a time, from
 // run's goroutine; the node API reads the belief from others.
 type node struct {
-	id     string
-	cli    *clientv3.Client
-	prefix string
-	ttl    int
+	id  string
+	cli *clientv3.Client
+	ttl int
+	// newRound is the recipe a round in a session campaigns by.
+	newRound func(*concurrency.Session) recipe
 
 	// failures logs a run of failures once: an outage of etcd fails
 	// every attempt the same way.
@@ -195,7 +206,7 @@ func (n *node) run() {
 // round campaigns in session s and, once it wins, leads until it loses.
 // It says whether s can serve the next round.
 func (n *node) round(s *concurrency.Session, gen uint64) bool {
-	e := concurrency.NewElection(s, n.prefix)
+	rec := n.newRound(s)
 	// A campaign that outlived its session could only win on a key that
 	// went with the lease: the correct elector calls it off with the
 	// session. The naive one campaigns as such code usually does, bound by
@@ -204,7 +215,8 @@ func (n *node) round(s *concurrency.Session, gen uint64) bool {
 	if n.naive() {
 		ctx = context.Background()
 	}
-	if err := e.Campaign(ctx, n.id); err != nil {
+	token, err := rec.campaign(ctx, s, n.id)
+	if err != nil {
 		if closed(s.Done()) {
 			log.Printf("%s: session %d ended while it campaigned: %v", n.id, gen, err)
 		} else {
@@ -217,7 +229,7 @@ func (n *node) round(s *concurrency.Session, gen uint64) bool {
 
 	r := &reign{resign: make(chan chan error), over: make(chan struct{})}
 	defer close(r.over)
-	won := etcdelection.Event{Kind: etcdelection.Won, Session: gen, Rev: e.Rev(), SessionDone: closed(s.Done())}
+	won := etcdelection.Event{Kind: etcdelection.Won, Session: gen, Rev: token, SessionDone: closed(s.Done())}
 	if !n.step(won, r).Leader {
 		return false
 	}
@@ -234,7 +246,7 @@ func (n *node) round(s *concurrency.Session, gen uint64) bool {
 		// could be elected while this one still believes it leads.
 		n.step(etcdelection.Event{Kind: etcdelection.Resigned}, nil)
 		ctx, cancel := context.WithTimeout(context.Background(), resignTimeout)
-		err := e.Resign(ctx)
+		err := rec.resign(ctx)
 		cancel()
 		if err != nil {
 			// The key may still stand in this session, where a new
@@ -265,12 +277,12 @@ func (n *node) step(ev etcdelection.Event, r *reign) etcdelection.Belief {
 
 	switch {
 	case now.Leader && now != was && ev.SessionDone:
-		log.Printf("%s: leading with token %d (won the campaign in session %d, which had ended before the campaign returned: etcd-io/etcd#19597)", n.id, now.Token, ev.Session)
+		log.Printf("%s: leading with token %d (won the campaign in session %d, which had ended before the campaign returned: a win on a key gone with its lease, as etcd-io/etcd#19597 and #11456 give)", n.id, now.Token, ev.Session)
 	case now.Leader && now != was:
 		log.Printf("%s: leading with token %d (won the campaign in session %d)", n.id, now.Token, ev.Session)
 	case now.Leader:
 	case ev.Kind == etcdelection.Won:
-		log.Printf("%s: not leading: the campaign in session %d returned after the session had ended (etcd-io/etcd#19597)", n.id, ev.Session)
+		log.Printf("%s: not leading: the campaign in session %d returned after the session had ended (etcd-io/etcd#19597, #11456)", n.id, ev.Session)
 	case !was.Leader:
 	case ev.Kind == etcdelection.SessionEnded:
 		log.Printf("%s: not leading: session %d ended (its lease expired, or could not be kept alive)", n.id, ev.Session)

@@ -26,8 +26,9 @@ import (
 	"github.com/splitbrain/splitbrain/targets/sdk"
 )
 
-// server is where the etcd image keeps etcd's server.
-const server = "/usr/local/bin/etcd"
+// servers are where an image keeps etcd's server: the etcd image
+// compiled here, or Debian's etcd-server package.
+var servers = []string{"/usr/local/bin/etcd", "/usr/bin/etcd"}
 
 func main() {
 	leads := flag.Bool("leads", false, "exit 0 if the member beside leads the cluster")
@@ -55,7 +56,12 @@ func main() {
 	for k, v := range env {
 		list = append(list, k+"="+v)
 	}
-	log.Fatal(syscall.Exec(server, []string{"etcd"}, list))
+	for _, server := range servers {
+		if _, err := os.Stat(server); err == nil {
+			log.Fatal(syscall.Exec(server, []string{"etcd"}, list))
+		}
+	}
+	log.Fatalf("no etcd server in this image (looked at %s)", strings.Join(servers, ", "))
 }
 
 // leading is the leader command: 0 when the member's Raft state is
