@@ -59,8 +59,8 @@ type Event struct {
 	// order it makes them. Lease IDs would not do: they are not ordered
 	// across etcd members.
 	Session uint64
-	// Rev is Won's Election.Rev(), the leader key's create revision: the
-	// fencing token.
+	// Rev is Won's fencing token: Election.Rev(), the leader key's create
+	// revision, or the revision of the lock service's answer.
 	Rev int64
 	// SessionDone says, for Won, that the session was already done when
 	// Campaign returned: Campaign can return nil after the session's lease

@@ -215,7 +215,7 @@ func (n *node) round(s *concurrency.Session, gen uint64) bool {
 	if n.naive() {
 		ctx = context.Background()
 	}
-	token, err := rec.campaign(ctx, s, n.id)
+	token, err := rec.campaign(ctx, n.id)
 	if err != nil {
 		if closed(s.Done()) {
 			log.Printf("%s: session %d ended while it campaigned: %v", n.id, gen, err)

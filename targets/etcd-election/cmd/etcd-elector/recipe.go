@@ -11,11 +11,11 @@ import (
 )
 
 // A recipe is how a node takes the leadership in a session and gives it
-// up: one value a round, used from run's goroutine only.
+// up: one value a round, bound to the round's session, used from run's
+// goroutine only.
 type recipe interface {
-	// campaign blocks until the node leads in s, and says with what
-	// token.
-	campaign(ctx context.Context, s *concurrency.Session, id string) (token int64, err error)
+	// campaign blocks until the node leads, and says with what token.
+	campaign(ctx context.Context, id string) (token int64, err error)
 	// resign gives the leadership up.
 	resign(ctx context.Context) error
 }
@@ -38,7 +38,7 @@ func newRecipe(name string, cli *clientv3.Client, prefix string) (func(*concurre
 	case recipeElection:
 		return func(s *concurrency.Session) recipe { return &election{e: concurrency.NewElection(s, prefix)} }, nil
 	case recipeLock:
-		return func(*concurrency.Session) recipe { return &lock{cli: cli, name: prefix} }, nil
+		return func(s *concurrency.Session) recipe { return &lock{cli: cli, name: prefix, lease: s.Lease()} }, nil
 	}
 	return nil, fmt.Errorf("unknown recipe %q (want %q or %q)", name, recipeElection, recipeLock)
 }
@@ -46,7 +46,7 @@ func newRecipe(name string, cli *clientv3.Client, prefix string) (func(*concurre
 // election is the client's concurrency election.
 type election struct{ e *concurrency.Election }
 
-func (r *election) campaign(ctx context.Context, _ *concurrency.Session, id string) (int64, error) {
+func (r *election) campaign(ctx context.Context, id string) (int64, error) {
 	if err := r.e.Campaign(ctx, id); err != nil {
 		return 0, err
 	}
@@ -62,14 +62,15 @@ func (r *election) resign(ctx context.Context) error { return r.e.Resign(ctx) }
 // (etcd-io/etcd#11456), so a lease that expired while the call waited
 // is answered with a lock held by a deleted key.
 type lock struct {
-	cli  *clientv3.Client
-	name string
-	key  []byte // held, once campaign has returned
+	cli   *clientv3.Client
+	name  string
+	lease clientv3.LeaseID // the session's
+	key   []byte           // held, once campaign has returned
 }
 
-func (r *lock) campaign(ctx context.Context, s *concurrency.Session, _ string) (int64, error) {
+func (r *lock) campaign(ctx context.Context, _ string) (int64, error) {
 	var resp lockResponse
-	req := &lockRequest{name: []byte(r.name), lease: int64(s.Lease())}
+	req := &lockRequest{name: []byte(r.name), lease: int64(r.lease)}
 	if err := r.cli.ActiveConnection().Invoke(ctx, "/v3lockpb.Lock/Lock", req, &resp, grpc.ForceCodec(lockCodec{})); err != nil {
 		return 0, err
 	}
