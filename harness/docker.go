@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -536,12 +537,12 @@ func (d *Docker) removeWhere(ctx context.Context, label string, doomed func(labe
 		if !doomed(nw.Labels, nw.Created) || (nw.Scope == "swarm" && !d.managesSwarm(ctx)) {
 			continue // a worker sees a swarm's network it is attached to; its manager removes it
 		}
-		switch stuck, err := d.removeNetwork(ctx, nw.ID); {
+		switch removed, stuck, err := d.removeNetwork(ctx, nw.ID); {
 		case stuck:
 			n.Stuck = append(n.Stuck, nw.Name)
 		case err != nil:
 			errs = append(errs, err)
-		default:
+		case removed:
 			n.Networks++
 		}
 	}
@@ -549,27 +550,25 @@ func (d *Docker) removeWhere(ctx context.Context, label string, doomed func(labe
 }
 
 // removeContainers force-removes the containers ids at once and says how
-// many went.
+// many it removed: one already gone, or removed by someone else meanwhile,
+// was not left for it, and is not counted.
 func (d *Docker) removeContainers(ctx context.Context, ids []string) (int, error) {
+	var removed atomic.Int64
 	errs := parallel.Do(ids, func(id string) error {
 		_, err := d.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
-		if cerrdefs.IsConflict(err) {
+		switch {
+		case err == nil:
+			removed.Add(1)
+		case cerrdefs.IsConflict(err):
 			// Someone else is removing it (a person, another
 			// program): wait until it is gone.
-			err = d.waitGone(ctx, id)
+			return d.waitGone(ctx, id)
+		case !cerrdefs.IsNotFound(err):
+			return err
 		}
-		if cerrdefs.IsNotFound(err) {
-			return nil
-		}
-		return err
+		return nil
 	})
-	n := 0
-	for _, err := range errs {
-		if err == nil {
-			n++
-		}
-	}
-	return n, errors.Join(errs...)
+	return int(removed.Load()), errors.Join(errs...)
 }
 
 // endpointRelease bounds the wait for the Engine to let go of a removed
@@ -580,28 +579,30 @@ const endpointRelease = 10 * time.Second
 // endpoints of the containers just removed from it. It may release them
 // after the removal has returned: with four runs at once on 2 cores, a
 // network removed straight after its containers was refused for "active
-// endpoints". stuck says the Engine still held one when the wait ended.
-func (d *Docker) removeNetwork(ctx context.Context, id string) (stuck bool, err error) {
+// endpoints". removed says it was there to remove: a swarm's manager lists
+// an overlay for a moment after its removal, so a network that is not
+// found was removed before. stuck says the Engine still held an endpoint
+// when the wait ended.
+func (d *Docker) removeNetwork(ctx context.Context, id string) (removed, stuck bool, err error) {
 	deadline := time.Now().Add(endpointRelease)
 	for {
 		_, err := d.cli.NetworkRemove(ctx, id, client.NetworkRemoveOptions{})
-		// A swarm's manager lists an overlay for a moment after its
-		// removal, and then answers that it is not found, not as 404.
+		// The manager answers an overlay not found, not as 404.
 		if err == nil || cerrdefs.IsNotFound(err) || strings.Contains(err.Error(), "not found") {
-			return false, nil
+			return err == nil, false, nil
 		}
 		// An overlay's swarm lets go of the attachment of a container
 		// on a worker a moment after its removal (and of one on an
 		// engine that is lost, only once it is back).
 		if !strings.Contains(err.Error(), "active endpoints") && !strings.Contains(err.Error(), "in use by task") {
-			return false, err
+			return false, false, err
 		}
 		if time.Now().After(deadline) {
-			return true, err
+			return false, true, err
 		}
 		select {
 		case <-ctx.Done():
-			return false, err
+			return false, false, err
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
