@@ -194,21 +194,64 @@ func (r *run) buildImages(ctx context.Context) error {
 // from, read from one container of each image, for run.json and the
 // report: a real system's version is part of what a run tested.
 func (r *run) systemVersions(ctx context.Context) error {
-	containers := []string{r.cluster.nodes[0]}
+	images := []imageVersions{{whose: "nodes", container: r.cluster.nodes[0]}}
 	for _, s := range r.manifest.Services {
-		containers = append(containers, s.MemberNames(r.cfg.Nodes)[0])
+		images = append(images, imageVersions{whose: s.Name, container: s.MemberNames(r.cfg.Nodes)[0]})
 	}
-	for _, name := range containers {
-		v, err := r.cluster.on(name).SystemVersions(ctx, r.cluster.ids[name])
+	for i, im := range images {
+		v, err := r.cluster.on(im.container).SystemVersions(ctx, r.cluster.ids[im.container])
 		if err != nil {
-			return fmt.Errorf("reading the package versions of %s: %v", name, err)
+			return fmt.Errorf("reading the package versions of %s: %v", im.container, err)
 		}
-		if len(v) > 0 && r.info.Versions.System == nil {
-			r.info.Versions.System = map[string]string{}
-		}
-		maps.Copy(r.info.Versions.System, v)
+		images[i].versions = v
 	}
+	r.info.Versions.System = mergeVersions(images)
 	return nil
+}
+
+// imageVersions are the versions one image of a run reports, and whose
+// image it is: the nodes', or a service's.
+type imageVersions struct {
+	whose, container string
+	versions         map[string]string
+}
+
+// mergeVersions is every package of images with its version, nil if none
+// has one. A package at two versions in one run (a trixie node beside
+// bookworm servers: their JREs) keeps both, each with whose it is, in the
+// order of images: "2:1.21-76 (nodes); 2:1.17-74 (zk)".
+func mergeVersions(images []imageVersions) map[string]string {
+	type seen struct {
+		version string
+		whose   []string
+	}
+	byPackage := map[string][]seen{}
+	for _, im := range images {
+		for pkg, v := range im.versions {
+			i := slices.IndexFunc(byPackage[pkg], func(s seen) bool { return s.version == v })
+			if i < 0 {
+				i = len(byPackage[pkg])
+				byPackage[pkg] = append(byPackage[pkg], seen{version: v})
+			}
+			byPackage[pkg][i].whose = append(byPackage[pkg][i].whose, im.whose)
+		}
+	}
+	if len(byPackage) == 0 {
+		return nil
+	}
+	merged := make(map[string]string, len(byPackage))
+	for pkg, versions := range byPackage {
+		if len(versions) == 1 {
+			merged[pkg] = versions[0].version
+			continue
+		}
+		each := make([]string, len(versions))
+		for i, s := range versions {
+			each[i] = fmt.Sprintf("%s (%s)", s.version, strings.Join(s.whose, ", "))
+		}
+		merged[pkg] = strings.Join(each, "; ")
+	}
+	return merged
 }
 
 // addressPlan gives every container of a run a fixed address in subnet:
