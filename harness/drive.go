@@ -17,37 +17,15 @@ import (
 )
 
 // quiet lets the workload run on after the final heal for the quiet
-// period and, while no single leader is seen, on until the recovery
-// timeout has passed since the heal or since a single leader was last
-// seen, so that the history can prove a recovery, its absence, or a
-// leader lost for good after it, instead of ending too soon to tell.
-func (r *run) quiet(ctx context.Context, obs *workloads.Observer, broken <-chan struct{}) {
-	healed := time.Now()
-	lastSingle, lastAny := healed, healed
-	covered := r.cfg.RecoveryTimeout + 2*r.cfg.ObserveInterval
-	for {
-		now := time.Now()
-		// As the availability checker counts: a single leader by fresh
-		// answers alone could be a second one whose answer is late.
-		leading := obs.Leading()
-		if leading == 1 {
-			lastSingle = now
-		}
-		if leading > 0 {
-			lastAny = now
-		}
-		// A stretch with no leader at all is judged as a leader lost for
-		// good only once it outlasts the bound: one that began after two
-		// leaders were last seen is waited out too, so that the history
-		// decides it.
-		noSingleForLong := now.Sub(lastSingle) > covered && (leading > 0 || now.Sub(lastAny) > covered)
-		if (leading == 1 && now.Sub(healed) >= r.cfg.QuietPeriod) || noSingleForLong {
-			return
-		}
+// period, and on while the history cannot yet tell whether the cluster
+// recovered (settling), up to the recovery timeout.
+func (r *run) quiet(ctx context.Context, w *workload) {
+	s := newSettling(time.Now(), r.cfg.QuietPeriod, r.cfg.RecoveryTimeout+2*r.cfg.ObserveInterval)
+	for !s.done(time.Now(), w.obs.Leaders(), w.writer.NewestToken()) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-broken:
+		case <-w.guard.Broken():
 			// What the history shows from here is the breakage, not the
 			// target.
 			return
@@ -218,7 +196,7 @@ func (r *run) windDown(ctx context.Context, w *workload) {
 	w.stopNemesis()
 	<-w.nemDone // every fault healed
 	if w.guard.err() == nil {
-		r.quiet(ctx, w.obs, w.guard.Broken())
+		r.quiet(ctx, w)
 	}
 	w.stopWork()
 	w.running.Wait()

@@ -308,18 +308,18 @@ func (o *Observer) Beliefs(maxAge time.Duration) map[string]bool {
 	return out
 }
 
-// Leading counts the nodes whose latest observation, however old, says
-// they lead: the checkers' rule for a recovery, where a node that stopped
-// answering (an error recorded) leads nothing, and a slow answer still
-// counts until the next one.
-func (o *Observer) Leading() int {
+// Leaders gives the token of every node whose latest observation, however
+// old, says it leads: the checkers' rule for a recovery, where a node that
+// stopped answering (an error recorded) leads nothing, and a slow answer
+// still counts until the next one.
+func (o *Observer) Leaders() []int64 {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	n := 0
+	var tokens []int64
 	for _, e := range o.latest {
 		if e.IsLeader {
-			n++
+			tokens = append(tokens, e.Token)
 		}
 	}
-	return n
+	return tokens
 }

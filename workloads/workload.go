@@ -79,6 +79,7 @@ type Writer struct {
 
 	mu       sync.Mutex
 	wrote    map[string]int64 // per node: when its latest accepted write returned
+	newest   int64            // the highest token an accepted write carried
 	lastProc int              // the highest process number used
 }
 
@@ -190,6 +191,7 @@ func (w *Writer) process(process int, ops <-chan op) {
 			if o.f == history.Write {
 				w.mu.Lock()
 				w.wrote[done.Node] = done.Time
+				w.newest = max(w.newest, done.Token)
 				w.mu.Unlock()
 			}
 		case history.Fail:
@@ -234,6 +236,15 @@ func (w *Writer) ReadBack() {
 		})
 	}
 	wg.Wait()
+}
+
+// NewestToken is the highest token a fenced write the store accepted
+// carried so far: a sole leader below it leads a leadership older than one
+// that wrote.
+func (w *Writer) NewestToken() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.newest
 }
 
 // Wrote names the nodes whose latest accepted write returned within maxAge:
