@@ -28,7 +28,7 @@ func newSettling(healed time.Time, quiet, covered time.Duration) *settling {
 // done takes the tokens of the nodes that lead at now, by their latest
 // observations however old (as the checker counts: a single leader by
 // fresh answers alone could be a second one whose answer is late), and
-// the highest token of a write the store accepted, and says whether the
+// the highest token of an acknowledged write, and says whether the
 // history can end.
 func (s *settling) done(now time.Time, leaders []int64, newest int64) bool {
 	// As the availability checker judges: a leader with no token is not

@@ -79,7 +79,7 @@ type Writer struct {
 
 	mu       sync.Mutex
 	wrote    map[string]int64 // per node: when its latest accepted write returned
-	newest   int64            // the highest token an accepted write carried
+	newest   int64            // the highest token an acknowledged write carried
 	lastProc int              // the highest process number used
 }
 
@@ -238,7 +238,7 @@ func (w *Writer) ReadBack() {
 	wg.Wait()
 }
 
-// NewestToken is the highest token a fenced write the store accepted
+// NewestToken is the highest token a fenced write that was acknowledged
 // carried so far: a sole leader below it leads a leadership older than one
 // that wrote.
 func (w *Writer) NewestToken() int64 {
