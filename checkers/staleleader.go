@@ -10,7 +10,9 @@ import (
 // carried, and lasts until some node leads with a token as high: the
 // cluster went back to a leadership older than one that had written, whose
 // writes the fence refuses. A poll the stale leader leaves unanswered does
-// not end it: silence proves no newer leadership.
+// not end it: silence proves no newer leadership. The controller waits
+// such a stretch out before it ends a run (harness/settle.go), so that the
+// history decides it.
 type staleLeader struct {
 	start, end int64
 	// from is the position of the proof that began it (its node and

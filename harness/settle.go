@@ -31,8 +31,9 @@ func newSettling(healed time.Time, quiet, covered time.Duration) *settling {
 // the highest token of an acknowledged write, and says whether the
 // history can end.
 func (s *settling) done(now time.Time, leaders []int64, newest int64) bool {
-	// As the availability checker judges: a leader with no token is not
-	// judged stale.
+	// As the availability checker judges (checkers/staleleader.go, on
+	// the recorded history; here on the live answers): a leader with no
+	// token is not judged stale.
 	stale := func(token int64) bool { return token > 0 && token < newest }
 	recovered := len(leaders) == 1 && !stale(leaders[0])
 	if recovered {
