@@ -57,8 +57,14 @@ func (s *availability) judgeStale() {
 }
 
 // behind says whether a leader's token is below that of an acknowledged
-// write. A leader with no token (0) is not judged.
-func (s *availability) behind(token int64) bool { return token > 0 && token < s.newest.token }
+// write.
+func (s *availability) behind(token int64) bool { return Behind(token, s.newest.token) }
+
+// Behind says whether a leader with token leads a leadership older than
+// one whose write was acknowledged with newest: the stale-leader rule,
+// which the controller also applies to live answers before it ends a run.
+// A leader with no token (0) is not judged.
+func Behind(token, newest int64) bool { return token > 0 && token < newest }
 
 // newerLeader is the position of the proof of a node that leads with a
 // token that is not stale, or -1 when none does.

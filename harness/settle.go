@@ -3,6 +3,8 @@ package harness
 import (
 	"slices"
 	"time"
+
+	"github.com/splitbrain/splitbrain/checkers"
 )
 
 // settling decides, from what the observer and the workload show after
@@ -31,10 +33,9 @@ func newSettling(healed time.Time, quiet, covered time.Duration) *settling {
 // the highest token of an acknowledged write, and says whether the
 // history can end.
 func (s *settling) done(now time.Time, leaders []int64, newest int64) bool {
-	// As the availability checker judges (checkers/staleleader.go, on
-	// the recorded history; here on the live answers): a leader with no
-	// token is not judged stale.
-	stale := func(token int64) bool { return token > 0 && token < newest }
+	// As the availability checker judges the recorded history, here on
+	// the live answers.
+	stale := func(token int64) bool { return checkers.Behind(token, newest) }
 	recovered := len(leaders) == 1 && !stale(leaders[0])
 	if recovered {
 		s.lastSingle = now

@@ -8,12 +8,11 @@ import (
 // settlingRun steps a settling on a fake clock, looked at every 50 ms
 // from the final heal, and tells when it let the history end.
 type settlingRun struct {
-	t      *testing.T
-	s      *settling
-	start  time.Time
-	now    time.Duration
-	ended  time.Duration // -1 while it has not
-	newest int64
+	t     *testing.T
+	s     *settling
+	start time.Time
+	now   time.Duration
+	ended time.Duration // -1 while it has not
 }
 
 // A quiet period of 10 s and a recovery timeout of 30 s, as run's
