@@ -30,6 +30,53 @@ type Timed struct {
 	// Nodes are the containers it hit when it was written down: for the
 	// reader, since a replay aims again.
 	Nodes []string `json:"nodes,omitempty"`
+	// Until, when set, heals the fault once the cluster reacted to it, as
+	// the pace of the run that wrote it down did, and For is only how
+	// long it was held then. A fault paced to the cluster's reaction is
+	// another fault when held for a fixed time on a cluster that reacts
+	// sooner or later: a frozen leader woken before its successor leads,
+	// or long after.
+	Until *Until `json:"until,omitempty"`
+}
+
+// Until is a paced fault's Hold, and the pace's React, in a schedule
+// file: seconds, as the file's other times are.
+type Until struct {
+	React     float64 `json:"react_s"`
+	Hold      float64 `json:"hold_s,omitempty"`
+	Write     bool    `json:"write,omitempty"`
+	Silence   bool    `json:"silence,omitempty"`
+	Least     float64 `json:"least_s,omitempty"`
+	Successor bool    `json:"successor,omitempty"`
+}
+
+// untilOf writes hold, and react, down.
+func untilOf(hold Hold, react time.Duration) *Until {
+	return &Until{React: seconds(react), Hold: seconds(hold.For), Write: hold.UntilWrite, Silence: hold.UntilSilence,
+		Least: seconds(hold.Least), Successor: hold.Successor}
+}
+
+// held follows the fault it describes, in effect since since and struck
+// when before led.
+func (u Until) held(since time.Time, before []string) Held {
+	hold := Hold{For: dur(u.Hold), UntilWrite: u.Write, UntilSilence: u.Silence, Least: dur(u.Least), Successor: u.Successor}
+	return NewHeld(hold, dur(u.React), since, before)
+}
+
+// validate names the first field that cannot hold a fault.
+func (u Until) validate() error {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"hold_s", u.Hold}, {"least_s", u.Least}} {
+		if f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+			return fmt.Errorf("%s: %v is not a duration", f.name, f.v)
+		}
+	}
+	if !(u.React > 0) || math.IsInf(u.React, 0) {
+		return fmt.Errorf("react_s: %v is not a positive duration", u.React)
+	}
+	return nil
 }
 
 // End is when the fault is healed, in seconds; +Inf for one held until
@@ -56,8 +103,9 @@ func (e Explicit) Names() []string {
 }
 
 // Validate names the first strike, and its field, that cannot be carried
-// out: an unknown fault, a negative time, or a fault struck before the
-// one before it is healed (one fault at a time, as every nemesis does).
+// out: an unknown fault, a negative time, a fault struck before the one
+// before it is healed (one fault at a time, as every nemesis does), or a
+// hold Until that heals nothing.
 func (e Explicit) Validate() error {
 	for i, s := range e.Faults {
 		field := func(name string) string { return fmt.Sprintf("faults[%d].%s", i, name) }
@@ -73,6 +121,11 @@ func (e Explicit) Validate() error {
 			return fmt.Errorf("%s: %v is not a duration (0 holds it until the run's end)", field("for_s"), s.For)
 		case i > 0 && s.At < e.Faults[i-1].End():
 			return fmt.Errorf("%s: %g s is before faults[%d] is healed (%g s): one fault at a time", field("at_s"), s.At, i-1, e.Faults[i-1].End())
+		}
+		if s.Until != nil {
+			if err := s.Until.validate(); err != nil {
+				return fmt.Errorf("%s.%v", field("until"), err)
+			}
 		}
 	}
 	return nil

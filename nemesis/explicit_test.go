@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -74,6 +75,10 @@ func TestReadExplicitNamesFileAndField(t *testing.T) {
 		{`{"faults": [{"at": 1, "fault": "kill-one"}]}`, `unknown field "at"`},
 		{`{"faults": [`, "unexpected EOF"},
 		{`{"faults": [{"at_s": 1, "fault": "packet-loss", "for_s": 2}, {"at_s": 4, "fault": "flap"}]}`, ""},
+		{`{"faults": [{"at_s": 1, "fault": "pause-leader", "for_s": 2, "until": {"react_s": 5, "hold_s": 1, "write": true}}]}`, ""},
+		{`{"faults": [{"at_s": 1, "fault": "pause-leader", "for_s": 2, "until": {"hold_s": 1}}]}`, "faults[0].until.react_s: 0 is not a positive duration"},
+		{`{"faults": [{"at_s": 1, "fault": "kill-leader", "until": {"react_s": 5, "least_s": -1}}]}`, "faults[0].until.least_s: -1 is not a duration"},
+		{`{"faults": [{"at_s": 1, "fault": "kill-leader", "until": {"react_s": 5, "soon": true}}]}`, `unknown field "soon"`},
 	} {
 		path := filepath.Join(dir, "schedule.json")
 		if err := os.WriteFile(path, []byte(c.body), 0o644); err != nil {
@@ -89,5 +94,70 @@ func TestReadExplicitNamesFileAndField(t *testing.T) {
 	}
 	if _, err := ReadExplicit(filepath.Join(dir, "none.json")); err == nil {
 		t.Error("read a file that does not exist")
+	}
+}
+
+// reacting is a cluster that reacts to a pause after a while: n2 leads
+// until then, and n3 leads and writes from then on.
+type reacting struct {
+	*services
+	after time.Duration
+
+	mu     sync.Mutex
+	struck time.Time
+}
+
+func (c *reacting) Pause(ctx context.Context, n string) error {
+	c.mu.Lock()
+	c.struck = time.Now()
+	c.mu.Unlock()
+	return c.services.Pause(ctx, n)
+}
+
+func (c *reacting) View() View {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.struck.IsZero() || time.Since(c.struck) < c.after {
+		return View{"n1": Follows, "n2": Leads, "n3": Follows}
+	}
+	return View{"n1": Follows, "n2": Follows, "n3": Writes}
+}
+
+// A paced fault is written down with its hold; replayed, it is healed
+// once the cluster reacted, however long that takes this time, not after
+// the time it took once.
+func TestExplicitHealsUntilTheClusterReacted(t *testing.T) {
+	pace := Pace{Settle: 20 * time.Millisecond, Wait: 60 * time.Millisecond, React: 2 * time.Second, Hold: time.Second, Thaw: time.Second}
+	run := func(s Schedule, after time.Duration) Explicit {
+		rec, err := history.NewRecorder(filepath.Join(t.TempDir(), "h.jsonl"), time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rec.Close()
+		var taken Explicit
+		n := New(s, []Fault{catalogue["pause-one"]}, 1, &reacting{services: &services{}, after: after}, rec)
+		n.Taken = func(e Explicit) { taken = e }
+		ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+		defer cancel()
+		n.Run(ctx)
+		return taken
+	}
+	paced := run(Bounded([][]string{{"pause-one"}}, 1, pace, 0, 1), 100*time.Millisecond)
+	if len(paced.Faults) != 1 {
+		t.Fatalf("wrote down %+v", paced)
+	}
+	f := paced.Faults[0]
+	want := Until{React: 2, Hold: 1, Write: true}
+	if f.Until == nil || *f.Until != want || f.For < 0.1 || f.For > 0.5 {
+		t.Fatalf("wrote down %+v (until %+v), want held about 0.1 s until %+v", f, f.Until, want)
+	}
+	again := run(OfExplicit(paced), 400*time.Millisecond)
+	if g := again.Faults[0]; g.Until == nil || g.For < 0.4 || g.For > 0.8 || g.Aim != f.Aim {
+		t.Errorf("replayed on a cluster that reacts in 0.4 s: %+v", g)
+	}
+	// Without its hold, the same fault is held the time it took once.
+	fixed := Explicit{Faults: []Timed{{At: f.At, Fault: f.Fault, For: f.For, Aim: f.Aim}}}
+	if g := run(OfExplicit(fixed), 400*time.Millisecond).Faults[0]; g.Until != nil || g.For > 0.35 {
+		t.Errorf("replayed for a fixed %.3f s: %+v", f.For, g)
 	}
 }

@@ -184,6 +184,16 @@ func (n *Nemesis) Run(ctx context.Context) {
 // it was before ctx ended.
 func (n *Nemesis) settle(ctx context.Context, d time.Duration) bool {
 	var steady Steady
+	return n.watch(ctx, func(now time.Time, v View) bool { return steady.Step(now, v) >= d })
+}
+
+// hold waits until the fault h follows may be healed, and says whether it
+// was before ctx ended.
+func (n *Nemesis) hold(ctx context.Context, h Held) bool { return n.watch(ctx, h.Over) }
+
+// watch looks at the cluster every paceTick until done says so, and says
+// whether that was before ctx ended.
+func (n *Nemesis) watch(ctx context.Context, done func(time.Time, View) bool) bool {
 	t := time.NewTicker(paceTick)
 	defer t.Stop()
 	for {
@@ -192,7 +202,7 @@ func (n *Nemesis) settle(ctx context.Context, d time.Duration) bool {
 			return false
 		case <-t.C:
 		}
-		if ctx.Err() == nil && steady.Step(time.Now(), n.view()) >= d {
+		if ctx.Err() == nil && done(time.Now(), n.view()) {
 			return true
 		}
 	}
@@ -262,8 +272,9 @@ func (n *Nemesis) runPaced(ctx context.Context) {
 			}
 			f := n.faults[faults[0]]
 			faults = faults[1:]
-			n.inject(ctx, f, n.rng.Uint64())
-			pacer.Struck(time.Now(), n.schedule.Pace.holdOf(f))
+			hold := n.schedule.Pace.holdOf(f)
+			n.inject(ctx, f, n.rng.Uint64(), untilOf(hold, n.schedule.Pace.React))
+			pacer.Struck(time.Now(), hold)
 		case Heal:
 			n.HealAll()
 			pacer.Healed(time.Now())
@@ -285,23 +296,29 @@ func (n *Nemesis) runFixed(ctx context.Context) {
 			// be cut short, or its fault would stay in effect.
 			n.HealAll()
 		} else {
-			n.inject(ctx, n.faults[step.Fault], n.rng.Uint64())
+			n.inject(ctx, n.faults[step.Fault], n.rng.Uint64(), nil)
 		}
 	}
 }
 
 // runExplicit strikes and heals each fault of the explicit schedule at
-// its times, aimed as written down.
+// its times, aimed as written down; one with a hold Until is healed when
+// the cluster's reaction says, and the next waits for that heal.
 func (n *Nemesis) runExplicit(ctx context.Context) {
 	for _, s := range n.schedule.Explicit.Faults {
 		if !n.sleepUntil(ctx, dur(s.At)) {
 			return
 		}
-		n.inject(ctx, n.faults[s.Fault], s.Aim)
-		if s.For == 0 {
+		before := n.view().leaders()
+		n.inject(ctx, n.faults[s.Fault], s.Aim, s.Until)
+		switch {
+		case s.Until != nil:
+			if !n.hold(ctx, s.Until.held(time.Now(), before)) {
+				return
+			}
+		case s.For == 0:
 			return // held until the run's end
-		}
-		if !n.sleepUntil(ctx, dur(s.At+s.For)) {
+		case !n.sleepUntil(ctx, dur(s.At+s.For)):
 			return
 		}
 		n.HealAll()
@@ -321,8 +338,9 @@ func (n *Nemesis) sleepUntil(ctx context.Context, at time.Duration) bool {
 // aimStream is the PCG stream of a fault's own choices, seeded by its aim.
 const aimStream = 0x41494d // "AIM"
 
-// inject strikes f, its choices seeded by aim, and writes it down.
-func (n *Nemesis) inject(ctx context.Context, f Fault, aim uint64) {
+// inject strikes f, its choices seeded by aim, and writes it down with
+// the hold that will heal it (nil: a fixed time).
+func (n *Nemesis) inject(ctx context.Context, f Fault, aim uint64, until *Until) {
 	// Not cut short by the run's end: a kill the client gave up on may
 	// still be carried out by the daemon after the heal that was to undo
 	// it, and leave the node down for good. A fault begun is finished,
@@ -345,7 +363,7 @@ func (n *Nemesis) inject(ctx context.Context, f Fault, aim uint64) {
 	// A fault that failed half-way may still be half in effect: keep its
 	// heal so that the end of the run undoes it.
 	n.mu.Lock()
-	n.taken.Faults = append(n.taken.Faults, Timed{At: seconds(time.Duration(sent)), Fault: f.Name, Aim: aim, Nodes: a.Nodes})
+	n.taken.Faults = append(n.taken.Faults, Timed{At: seconds(time.Duration(sent)), Fault: f.Name, Aim: aim, Nodes: a.Nodes, Until: until})
 	if a.Heal != nil {
 		n.active = append(n.active, active{fault: f.Name, applied: a, strike: len(n.taken.Faults) - 1, toggled: toggled})
 	}

@@ -159,26 +159,19 @@ const (
 // it the time and the view, and carries out what it answers.
 //
 // Waiting, it strikes once the cluster has been Steady for Settle since
-// the last heal, or once Wait has passed. Striking, it heals the fault's
-// hold (see Struck) after the cluster first reacted (a node led that did
-// not lead when the fault struck, or, unless the hold waits for a
-// Successor, a leader of that moment answered that it no longer leads),
-// or React after the strike if the cluster never did.
-// A leader that goes silent has not reacted: a killed or frozen node says
-// nothing.
+// the last heal, or once Wait has passed. Striking, it heals once the
+// fault's Held is over (see Struck).
 type Pacer struct {
 	pace     Pace
 	striking bool
-	since    time.Time // waiting: the last heal, or the start; striking: the strike
+	since    time.Time // waiting: the last heal, or the start
 
 	// Waiting: how long the cluster has been steady since the last heal.
 	steady Steady
 
-	// Striking: the leaders when the fault struck, when the cluster first
-	// reacted to it (zero before), and how long to hold it after that.
-	before  []string
-	reacted time.Time
-	hold    Hold
+	// Striking: the leaders when the fault struck, and the fault held.
+	before []string
+	held   Held
 }
 
 // NewPacer paces a run that starts at start.
@@ -187,31 +180,87 @@ func NewPacer(p Pace, start time.Time) *Pacer { return &Pacer{pace: p, since: st
 // Step takes the view at now and says what to do. The caller must carry
 // it out, and call Struck or Healed, before its next Step.
 func (p *Pacer) Step(now time.Time, v View) Action {
-	leaders := v.leaders()
 	if !p.striking {
 		ready := p.steady.Step(now, v) >= p.pace.Settle
 		if !ready && now.Sub(p.since) < p.pace.Wait {
 			return Idle
 		}
-		p.striking, p.since, p.before, p.reacted = true, now, leaders, time.Time{} // Struck sets the hold
+		p.striking, p.before = true, v.leaders() // Struck starts the hold
 		return Strike
 	}
-	if p.reacted.IsZero() && p.reacts(v, leaders) {
-		p.reacted = now
-	}
-	switch {
-	case now.Sub(p.since) < p.hold.Least:
-		return Idle // it has yet to act for as long as it lasts
-	case p.reacted.IsZero() && p.hold.UntilSilence && v.silent():
-		// nobody is left to react: heal
-	case p.reacted.IsZero() && now.Sub(p.since) < p.pace.React:
-		return Idle // no reaction yet, and still time for one
-	case !p.reacted.IsZero() && now.Sub(p.reacted) < p.hold.For && !(p.hold.UntilWrite && p.newWriter(v)):
-		return Idle // reacted: hold on
+	if !p.held.Over(now, v) {
+		return Idle
 	}
 	p.striking, p.since, p.steady = false, now, Steady{}
 	p.steady.Step(now, v)
 	return Heal
+}
+
+// Held follows a fault in effect and says when its hold is over: a state
+// machine with no clock, fed the time and the view, as a Pacer is. It
+// heals the fault's Hold after the cluster first reacted (a node led that
+// did not lead when the fault struck, or, unless the hold waits for a
+// Successor, a leader of that moment answered that it no longer leads),
+// or React after the strike if the cluster never did. A leader that goes
+// silent has not reacted: a killed or frozen node says nothing.
+type Held struct {
+	hold    Hold
+	react   time.Duration
+	since   time.Time // when the fault was in effect
+	before  []string  // the leaders when it struck
+	reacted time.Time // when the cluster first reacted; zero before
+}
+
+// NewHeld follows a fault in effect since since, struck when before led,
+// healed React after the strike if the cluster never reacted, or hold
+// after it did.
+func NewHeld(hold Hold, react time.Duration, since time.Time, before []string) Held {
+	return Held{hold: hold, react: react, since: since, before: before}
+}
+
+// Over takes the view at now and says whether the fault may be healed.
+func (h *Held) Over(now time.Time, v View) bool {
+	if h.reacted.IsZero() && h.reacts(v) {
+		h.reacted = now
+	}
+	switch {
+	case now.Sub(h.since) < h.hold.Least:
+		return false // it has yet to act for as long as it lasts
+	case h.reacted.IsZero() && h.hold.UntilSilence && v.silent():
+		return true // nobody is left to react
+	case h.reacted.IsZero():
+		return now.Sub(h.since) >= h.react // no reaction: heal once there was time for one
+	}
+	return now.Sub(h.reacted) >= h.hold.For || h.hold.UntilWrite && h.newWriter(v)
+}
+
+// newWriter says whether a node that did not lead when the fault struck
+// writes as leader.
+func (h *Held) newWriter(v View) bool {
+	for n, b := range v {
+		if b == Writes && !slices.Contains(h.before, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// reacts says whether the view shows a reaction to the fault in effect.
+func (h *Held) reacts(v View) bool {
+	for _, n := range v.leaders() {
+		if !slices.Contains(h.before, n) {
+			return true
+		}
+	}
+	if h.hold.Successor {
+		return false
+	}
+	for _, n := range h.before {
+		if v[n] == Follows {
+			return true
+		}
+	}
+	return false
 }
 
 // Steady follows how long a cluster has been steady: one node leading,
@@ -248,36 +297,9 @@ func (s *Steady) Step(now time.Time, v View) time.Duration {
 // seconds on a loaded machine: the reaction time counts from when the
 // fault is in effect, and settling from when the heal is over, so that a
 // node restarted late is not struck again before the cluster saw it back.
-func (p *Pacer) Struck(now time.Time, hold Hold) { p.since, p.hold = now, hold }
+func (p *Pacer) Struck(now time.Time, hold Hold) {
+	p.held = NewHeld(hold, p.pace.React, now, p.before)
+}
 
 // Healed says that the heal Step asked for was over by now.
 func (p *Pacer) Healed(now time.Time) { p.since, p.steady.since = now, now }
-
-// newWriter says whether a node that did not lead when the fault struck
-// writes as leader.
-func (p *Pacer) newWriter(v View) bool {
-	for n, b := range v {
-		if b == Writes && !slices.Contains(p.before, n) {
-			return true
-		}
-	}
-	return false
-}
-
-// reacts says whether the view shows a reaction to the fault in effect.
-func (p *Pacer) reacts(v View, leaders []string) bool {
-	for _, n := range leaders {
-		if !slices.Contains(p.before, n) {
-			return true
-		}
-	}
-	if p.hold.Successor {
-		return false
-	}
-	for _, n := range p.before {
-		if v[n] == Follows {
-			return true
-		}
-	}
-	return false
-}

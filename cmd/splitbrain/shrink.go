@@ -91,7 +91,11 @@ func shrinkCmd(ctx context.Context, args []string) (int, error) {
 	fmt.Printf("splitbrain shrink: %s: %d faults on %d nodes -> %d on %d, reproduced in %d of %d replays (the original in %d of %d); %d candidates, %d replays\n",
 		res.Violation, len(res.Original.Faults), res.Original.Nodes, len(res.Best.Faults), res.Best.Nodes, b.Reproduced, b.Runs, o.Reproduced, o.Runs, res.Candidates, res.Replays)
 	for _, f := range res.Best.Faults {
-		fmt.Printf("  %7.3fs %-18s held %.3f s\n", f.At, f.Fault, f.For)
+		until := ""
+		if f.Until != nil {
+			until = ", until the cluster reacted"
+		}
+		fmt.Printf("  %7.3fs %-18s held %.3f s%s\n", f.At, f.Fault, f.For, until)
 	}
 	for _, c := range res.Likelihood {
 		fmt.Printf("  cut after %d faults: %d of %d replays failed\n", c.After, c.Failed, c.Runs)

@@ -152,7 +152,8 @@ type search struct {
 
 // Shrink replays the target of from, the run's own schedule, with smaller schedules: delta
 // debugging over its faults, then shorter holds, then later starts (each
-// fault's heal kept), then fewer nodes, keeping each candidate that
+// fault's heal kept; neither for a fault held Until the cluster
+// reacted), then fewer nodes, keeping each candidate that
 // reproduces the violation in at least Reproduce of Runs replays. Then it
 // measures the likelihood over time of the best: the share of replays
 // that fail when it is cut after each fault.
@@ -201,8 +202,10 @@ func (s *search) shrink() {
 	s.best.Faults = ddmin(s.best.Faults, func(fs []nemesis.Timed) bool {
 		return s.try(Candidate{Faults: fs, Nodes: s.best.Nodes}, "ddmin")
 	})
+	// A fault held Until the cluster reacted keeps its hold: its For is
+	// only what it took once.
 	for i := range s.best.Faults {
-		for s.best.Faults[i].For/2 >= s.opt.MinHold {
+		for s.best.Faults[i].Until == nil && s.best.Faults[i].For/2 >= s.opt.MinHold {
 			c := s.clone()
 			c.Faults[i].For = round(c.Faults[i].For / 2)
 			if !s.try(c, "shorter hold") {
@@ -211,7 +214,7 @@ func (s *search) shrink() {
 		}
 	}
 	for i := range s.best.Faults {
-		for s.best.Faults[i].For/2 >= s.opt.MinHold {
+		for s.best.Faults[i].Until == nil && s.best.Faults[i].For/2 >= s.opt.MinHold {
 			c := s.clone()
 			f := &c.Faults[i]
 			half := round(f.For / 2)
