@@ -58,9 +58,9 @@ func untilOf(hold Hold, react time.Duration) *Until {
 
 // held follows the fault it describes, in effect since since and struck
 // when before led.
-func (u Until) held(since time.Time, before []string) Held {
+func (u Until) holding(since time.Time, before []string) holding {
 	hold := Hold{For: dur(u.Hold), UntilWrite: u.Write, UntilSilence: u.Silence, Least: dur(u.Least), Successor: u.Successor}
-	return NewHeld(hold, dur(u.React), since, before)
+	return newHolding(hold, dur(u.React), since, before)
 }
 
 // validate names the first field that cannot hold a fault.

@@ -189,7 +189,7 @@ func (n *Nemesis) settle(ctx context.Context, d time.Duration) bool {
 
 // hold waits until the fault h follows may be healed, and says whether it
 // was before ctx ended.
-func (n *Nemesis) hold(ctx context.Context, h Held) bool { return n.watch(ctx, h.Over) }
+func (n *Nemesis) hold(ctx context.Context, h holding) bool { return n.watch(ctx, h.over) }
 
 // watch looks at the cluster every paceTick until done says so, and says
 // whether that was before ctx ended.
@@ -313,7 +313,7 @@ func (n *Nemesis) runExplicit(ctx context.Context) {
 		n.inject(ctx, n.faults[s.Fault], s.Aim, s.Until)
 		switch {
 		case s.Until != nil:
-			if !n.hold(ctx, s.Until.held(time.Now(), before)) {
+			if !n.hold(ctx, s.Until.holding(time.Now(), before)) {
 				return
 			}
 		case s.For == 0:

@@ -160,7 +160,7 @@ const (
 //
 // Waiting, it strikes once the cluster has been Steady for Settle since
 // the last heal, or once Wait has passed. Striking, it heals once the
-// fault's Held is over (see Struck).
+// fault's hold is over (see Struck).
 type Pacer struct {
 	pace     Pace
 	striking bool
@@ -171,7 +171,7 @@ type Pacer struct {
 
 	// Striking: the leaders when the fault struck, and the fault held.
 	before []string
-	held   Held
+	held   holding
 }
 
 // NewPacer paces a run that starts at start.
@@ -188,7 +188,7 @@ func (p *Pacer) Step(now time.Time, v View) Action {
 		p.striking, p.before = true, v.leaders() // Struck starts the hold
 		return Strike
 	}
-	if !p.held.Over(now, v) {
+	if !p.held.over(now, v) {
 		return Idle
 	}
 	p.striking, p.since, p.steady = false, now, Steady{}
@@ -196,14 +196,14 @@ func (p *Pacer) Step(now time.Time, v View) Action {
 	return Heal
 }
 
-// Held follows a fault in effect and says when its hold is over: a state
+// holding follows a fault in effect and says when its hold is over: a state
 // machine with no clock, fed the time and the view, as a Pacer is. It
 // heals the fault's Hold after the cluster first reacted (a node led that
 // did not lead when the fault struck, or, unless the hold waits for a
 // Successor, a leader of that moment answered that it no longer leads),
 // or React after the strike if the cluster never did. A leader that goes
 // silent has not reacted: a killed or frozen node says nothing.
-type Held struct {
+type holding struct {
 	hold    Hold
 	react   time.Duration
 	since   time.Time // when the fault was in effect
@@ -211,15 +211,15 @@ type Held struct {
 	reacted time.Time // when the cluster first reacted; zero before
 }
 
-// NewHeld follows a fault in effect since since, struck when before led,
+// newHolding follows a fault in effect since since, struck when before led,
 // healed React after the strike if the cluster never reacted, or hold
 // after it did.
-func NewHeld(hold Hold, react time.Duration, since time.Time, before []string) Held {
-	return Held{hold: hold, react: react, since: since, before: before}
+func newHolding(hold Hold, react time.Duration, since time.Time, before []string) holding {
+	return holding{hold: hold, react: react, since: since, before: before}
 }
 
 // Over takes the view at now and says whether the fault may be healed.
-func (h *Held) Over(now time.Time, v View) bool {
+func (h *holding) over(now time.Time, v View) bool {
 	if h.reacted.IsZero() && h.reacts(v) {
 		h.reacted = now
 	}
@@ -236,7 +236,7 @@ func (h *Held) Over(now time.Time, v View) bool {
 
 // newWriter says whether a node that did not lead when the fault struck
 // writes as leader.
-func (h *Held) newWriter(v View) bool {
+func (h *holding) newWriter(v View) bool {
 	for n, b := range v {
 		if b == Writes && !slices.Contains(h.before, n) {
 			return true
@@ -246,7 +246,7 @@ func (h *Held) newWriter(v View) bool {
 }
 
 // reacts says whether the view shows a reaction to the fault in effect.
-func (h *Held) reacts(v View) bool {
+func (h *holding) reacts(v View) bool {
 	for _, n := range v.leaders() {
 		if !slices.Contains(h.before, n) {
 			return true
@@ -298,7 +298,7 @@ func (s *Steady) Step(now time.Time, v View) time.Duration {
 // fault is in effect, and settling from when the heal is over, so that a
 // node restarted late is not struck again before the cluster saw it back.
 func (p *Pacer) Struck(now time.Time, hold Hold) {
-	p.held = NewHeld(hold, p.pace.React, now, p.before)
+	p.held = newHolding(hold, p.pace.React, now, p.before)
 }
 
 // Healed says that the heal Step asked for was over by now.
